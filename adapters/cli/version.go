@@ -1,0 +1,34 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/spf13/cobra"
+)
+
+// NewVersionCommand is `sluice version`.
+func NewVersionCommand(info Info) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "version",
+		Short: "Print the version of this binary",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			out := cmd.OutOrStdout()
+			if asJSON {
+				return json.NewEncoder(out).Encode(map[string]string{
+					"version": info.Version, "commit": info.Commit, "go": info.GoVersion, "platform": info.Platform,
+				})
+			}
+			line := "sluice " + info.Version
+			if info.Commit != "" {
+				line += " (" + info.Commit + ")"
+			}
+			_, err := fmt.Fprintf(out, "%s %s %s\n", line, info.GoVersion, info.Platform)
+			return err
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the version as JSON")
+	return cmd
+}

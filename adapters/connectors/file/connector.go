@@ -1,0 +1,202 @@
+package file
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/sluicehq/sluice/adapters/connectors/internal/cfg"
+	"github.com/sluicehq/sluice/domain/pipeline"
+)
+
+// Type is the connector's type name.
+const Type = "file"
+
+// Formats.
+const (
+	CSV   = "csv"
+	JSONL = "jsonl"
+)
+
+// Connector is the file source and sink.
+type Connector struct {
+	client   *http.Client
+	checkURL func(context.Context, *url.URL) error
+}
+
+// Option configures the connector.
+type Option func(*Connector)
+
+// WithHTTPClient sets the client used for http(s) sources (default: a fresh client).
+func WithHTTPClient(c *http.Client) Option {
+	return func(f *Connector) { f.client = c }
+}
+
+// WithURLCheck installs a policy every fetched URL — and every redirect target — must
+// pass (the server's outbound host policy); its error is returned as the read error.
+func WithURLCheck(check func(context.Context, *url.URL) error) Option {
+	return func(f *Connector) { f.checkURL = check }
+}
+
+// New returns the file connector.
+func New(opts ...Option) *Connector {
+	c := &Connector{}
+	for _, o := range opts {
+		o(c)
+	}
+	if c.client == nil {
+		c.client = &http.Client{}
+	}
+	if c.checkURL != nil {
+		client := *c.client
+		prev := client.CheckRedirect
+		check := c.checkURL
+		client.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+			if err := check(req.Context(), req.URL); err != nil {
+				return err
+			}
+			if prev != nil {
+				return prev(req, via)
+			}
+			if len(via) >= 10 {
+				return fmt.Errorf("stopped after 10 redirects")
+			}
+			return nil
+		}
+		c.client = &client
+	}
+	return c
+}
+
+// Spec declares the config keys of both roles.
+func (*Connector) Spec() pipeline.Spec {
+	return pipeline.Spec{
+		Type:        Type,
+		Roles:       pipeline.RoleBoth,
+		Description: "CSV or JSONL files. Source: a local path, a glob (files read in sorted order) or one http(s):// URL. Sink: a local path, written to a temp file and renamed on success.",
+		Fields: []pipeline.FieldSpec{
+			{Name: "path", Type: pipeline.FieldString, Required: true,
+				Description: "Source: a local path, a glob such as data/*.csv, or one http(s):// URL. Sink: a local path. Relative paths resolve against the config file's directory."},
+			{Name: "format", Type: pipeline.FieldString, Enum: []string{CSV, JSONL},
+				Description: "csv or jsonl; by default taken from the path's extension (.csv, .jsonl, .ndjson)."},
+			{Name: "delimiter", Type: pipeline.FieldString, Default: ",",
+				Description: "CSV field delimiter, one character."},
+			{Name: "header", Type: pipeline.FieldBool, Default: true,
+				Description: "CSV: the first row holds the column names (source) / write a header row (sink). Without a header, source columns are named col1, col2, …"},
+			cfg.BatchSizeField(),
+			writeModeField(),
+		},
+		Check: check,
+	}
+}
+
+// writeModeField is the shared write_mode key; files accept only two of its modes, which
+// Check enforces with a message saying why.
+func writeModeField() pipeline.FieldSpec {
+	f := cfg.Field(pipeline.SinkWriteFields(), pipeline.KeyWriteMode)
+	f.Description = "append adds rows to the end of the file; overwrite replaces the file. upsert and delete are refused: files have no keys."
+	return f
+}
+
+func check(role pipeline.Role, c map[string]any, path string) pipeline.Errors {
+	var errs pipeline.Errors
+	add := func(key string, err error) {
+		errs = append(errs, pipeline.FieldError{Path: pipeline.Join(path, key), Message: err.Error()})
+	}
+	p, err := cfg.String(c, "path", "")
+	if err != nil {
+		add("path", err)
+	}
+	if p != "" {
+		if _, err := formatOf(c, p); err != nil {
+			add("format", err)
+		}
+		if role == pipeline.RoleSink {
+			if err := sinkPathError(p); err != nil {
+				add("path", err)
+			}
+		}
+	}
+	if _, err := csvOptionsOf(c); err != nil {
+		add("delimiter", err)
+	}
+	if role == pipeline.RoleSink {
+		if _, err := sinkModeOf(c); err != nil {
+			add("write_mode", err)
+		}
+	}
+	return errs
+}
+
+func sinkPathError(p string) error {
+	if isURL(p) {
+		return fmt.Errorf("a file sink writes local files only, not URLs")
+	}
+	if hasGlob(p) {
+		return fmt.Errorf("a file sink path cannot be a glob pattern: %q", p)
+	}
+	return nil
+}
+
+func sinkModeOf(c map[string]any) (pipeline.WriteMode, error) {
+	m, err := cfg.WriteModeOf(c)
+	if err != nil {
+		return "", err
+	}
+	switch m {
+	case pipeline.Append, pipeline.Overwrite:
+		return m, nil
+	case pipeline.Upsert, pipeline.Delete:
+		return "", fmt.Errorf("write_mode %s needs rows addressable by key, which files are not; use append or overwrite, or a database sink such as sqlite", m)
+	}
+	return "", fmt.Errorf("unknown write_mode %q; a file sink supports append or overwrite", m)
+}
+
+type csvOptions struct {
+	comma  rune
+	header bool
+}
+
+func csvOptionsOf(c map[string]any) (csvOptions, error) {
+	o := csvOptions{comma: ',', header: true}
+	d, err := cfg.String(c, "delimiter", ",")
+	if err != nil {
+		return o, err
+	}
+	r, size := utf8.DecodeRuneInString(d)
+	if d == "" || size != len(d) || r == utf8.RuneError || r == '"' || r == '\r' || r == '\n' {
+		return o, fmt.Errorf("delimiter must be one character other than a quote or line break, got %q", d)
+	}
+	o.comma = r
+	if o.header, err = cfg.Bool(c, "header", true); err != nil {
+		return o, err
+	}
+	return o, nil
+}
+
+// formatOf returns the configured format, else the one the path's extension implies.
+func formatOf(c map[string]any, p string) (string, error) {
+	f, err := cfg.String(c, "format", "")
+	if err != nil {
+		return "", err
+	}
+	switch strings.ToLower(f) {
+	case CSV:
+		return CSV, nil
+	case JSONL:
+		return JSONL, nil
+	case "":
+	default:
+		return "", fmt.Errorf("unknown format %q; use csv or jsonl", f)
+	}
+	switch strings.ToLower(extension(p)) {
+	case ".csv":
+		return CSV, nil
+	case ".jsonl", ".ndjson":
+		return JSONL, nil
+	}
+	return "", fmt.Errorf("cannot tell the format of %q from its extension; set format: csv or jsonl", displayPath(p))
+}

@@ -1,0 +1,74 @@
+package file
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+)
+
+type jsonlReader struct {
+	br     *bufio.Reader
+	closer io.Closer
+	name   string
+	line   int
+	long   []byte // assembles lines longer than the read buffer
+	p      objectParser
+}
+
+func newJSONLReader(br *bufio.Reader, closer io.Closer, name string) *jsonlReader {
+	return &jsonlReader{br: br, closer: closer, name: name, p: newObjectParser()}
+}
+
+func (r *jsonlReader) read() ([]string, []any, int64, error) {
+	for {
+		line, err := r.readLine()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil, nil, 0, io.EOF
+			}
+			return nil, nil, 0, fmt.Errorf("file: %s line %d: %w", r.name, r.line+1, err)
+		}
+		r.line++
+		size := int64(len(line))
+		line = bytes.TrimRight(line, "\r\n")
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		keys, vals, perr := r.p.parse(line)
+		if perr != nil {
+			return nil, nil, 0, fmt.Errorf("file: %s line %d: %w", r.name, r.line, perr)
+		}
+		return keys, vals, size, nil
+	}
+}
+
+// readLine returns the next line including its newline (none on the last line), or
+// io.EOF when no data is left. The slice is valid until the next call.
+func (r *jsonlReader) readLine() ([]byte, error) {
+	b, err := r.br.ReadSlice('\n')
+	if !errors.Is(err, bufio.ErrBufferFull) {
+		if errors.Is(err, io.EOF) && len(b) > 0 {
+			err = nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		return b, nil
+	}
+	r.long = append(r.long[:0], b...)
+	for errors.Is(err, bufio.ErrBufferFull) {
+		b, err = r.br.ReadSlice('\n')
+		r.long = append(r.long, b...)
+	}
+	if errors.Is(err, io.EOF) {
+		err = nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return r.long, nil
+}
+
+func (r *jsonlReader) close() error { return r.closer.Close() }

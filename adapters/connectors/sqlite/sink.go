@@ -1,0 +1,270 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/uptrace/bun/driver/sqliteshim"
+
+	"github.com/sluicehq/sluice/adapters/connectors/internal/cfg"
+	"github.com/sluicehq/sluice/application/execute"
+	"github.com/sluicehq/sluice/domain/pipeline"
+)
+
+type sink struct {
+	db       *sql.DB
+	opts     sinkOptions
+	columns  map[string]bool // the table's columns, lower-cased (SQLite names are case-insensitive); nil while it does not exist
+	tx       *sql.Tx         // overwrite: the one transaction of the whole run
+	failed   error           // overwrite: a failed page dooms the transaction
+	finished bool
+}
+
+// OpenSink opens (creating if needed) the database and checks the table exists, unless
+// create_table will create it from the first page.
+func (c *Connector) OpenSink(ctx context.Context, req execute.WriteRequest) (execute.Sink, error) {
+	raw, err := cfg.String(req.Config, "connection_url", "")
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: %w", err)
+	}
+	p, params, err := splitURL(raw)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: %w", err)
+	}
+	opts, oerr := sinkOptionsOf(req.Config)
+	if oerr != nil {
+		return nil, fmt.Errorf("sqlite: %w", oerr)
+	}
+	path := resolve(req.BaseDir, p)
+	db, err := sql.Open(sqliteshim.ShimName, dsn(path, params, true))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	db.SetMaxOpenConns(1)
+	s := &sink{db: db, opts: opts}
+	if err := s.loadColumns(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	if s.columns == nil && !opts.create {
+		db.Close()
+		return nil, fmt.Errorf("sqlite: table %q does not exist in %s; create it or set create_table: true", opts.table.String(), path)
+	}
+	return s, nil
+}
+
+// loadColumns reads the table's columns; columns stays nil when the table is missing.
+func (s *sink) loadColumns(ctx context.Context) error {
+	q, args := "SELECT name FROM pragma_table_info(?)", []any{s.opts.table.name}
+	if s.opts.table.schema != "" {
+		q, args = "SELECT name FROM pragma_table_info(?, ?)", append(args, s.opts.table.schema)
+	}
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	cols := map[string]bool{}
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return err
+		}
+		cols[strings.ToLower(name)] = true
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if len(cols) > 0 {
+		s.columns = cols
+	}
+	return nil
+}
+
+func (s *sink) Durability() execute.Durability {
+	if s.opts.mode == pipeline.Overwrite {
+		return execute.AtEnd
+	}
+	return execute.PerPage
+}
+
+func (s *sink) Write(ctx context.Context, p *execute.Page) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("sqlite: %w", err)
+	}
+	if s.finished {
+		return fmt.Errorf("sqlite: table %q: write after the sink was finished", s.opts.table.String())
+	}
+	if s.failed != nil {
+		return s.failed
+	}
+	if len(p.Rows) == 0 {
+		return nil
+	}
+	if err := s.write(ctx, p); err != nil {
+		err = s.explain(err)
+		if s.tx != nil {
+			s.failed = err
+		}
+		return err
+	}
+	return nil
+}
+
+func (s *sink) write(ctx context.Context, p *execute.Page) error {
+	if len(p.Columns) == 0 {
+		return fmt.Errorf("page has rows but no columns")
+	}
+	tx := s.tx
+	if s.opts.mode == pipeline.Overwrite {
+		if err := s.beginOverwrite(ctx); err != nil {
+			return err
+		}
+		tx = s.tx
+	} else {
+		var err error
+		if tx, err = s.db.BeginTx(ctx, nil); err != nil {
+			return fmt.Errorf("begin: %w", err)
+		}
+		defer tx.Rollback() // no-op after Commit
+	}
+	created := false
+	if s.columns == nil {
+		if err := s.create(ctx, tx, p); err != nil {
+			return err
+		}
+		created = true
+	}
+	if err := s.checkColumns(p.Columns); err != nil {
+		return err
+	}
+	var err error
+	if s.opts.mode == pipeline.Delete {
+		err = deleteRows(ctx, tx, s.opts, p)
+	} else {
+		err = insertRows(ctx, tx, s.opts, p)
+	}
+	if err != nil {
+		if created && s.tx == nil {
+			s.columns = nil // the CREATE TABLE rolls back with the page
+		}
+		return err
+	}
+	if s.tx == nil {
+		if err := tx.Commit(); err != nil {
+			if created {
+				s.columns = nil
+			}
+			return fmt.Errorf("commit: %w", err)
+		}
+	}
+	return nil
+}
+
+// beginOverwrite starts the run's transaction and empties the table in it.
+func (s *sink) beginOverwrite(ctx context.Context) error {
+	if s.tx != nil {
+		return nil
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	if s.columns != nil {
+		if _, err := tx.ExecContext(ctx, "DELETE FROM "+s.opts.table.quoted()); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("empty the table for overwrite: %w", err)
+		}
+	}
+	s.tx = tx
+	return nil
+}
+
+func (s *sink) create(ctx context.Context, tx *sql.Tx, p *execute.Page) error {
+	for _, k := range s.opts.key {
+		if !slices.Contains(p.Columns, k) {
+			return fmt.Errorf("key column %q is not among the page's columns %v, so the table cannot be created with it", k, p.Columns)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, createTableSQL(s.opts.table, s.opts.key, p)); err != nil {
+		return fmt.Errorf("create table: %w", err)
+	}
+	s.columns = make(map[string]bool, len(p.Columns))
+	for _, c := range p.Columns {
+		s.columns[strings.ToLower(c)] = true
+	}
+	return nil
+}
+
+func (s *sink) checkColumns(cols []string) error {
+	for _, c := range cols {
+		if !s.columns[strings.ToLower(c)] {
+			return fmt.Errorf("the table has no column %q; add it to the table or leave it out of the source", c)
+		}
+	}
+	if s.opts.mode == pipeline.Upsert || s.opts.mode == pipeline.Delete {
+		for _, k := range s.opts.key {
+			if !slices.Contains(cols, k) {
+				return fmt.Errorf("key column %q is not among the page's columns %v", k, cols)
+			}
+		}
+	}
+	return nil
+}
+
+// explain names the table and turns SQLite's terse errors into what to change.
+func (s *sink) explain(err error) error {
+	t := s.opts.table.String()
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("sqlite: table %q: %w", t, err)
+	}
+	if strings.Contains(err.Error(), "ON CONFLICT clause does not match") {
+		return fmt.Errorf("sqlite: table %q: upsert needs a PRIMARY KEY or UNIQUE index on %v; create one, e.g. CREATE UNIQUE INDEX ON %s (%s): %w",
+			t, s.opts.key, t, strings.Join(s.opts.key, ", "), err)
+	}
+	return fmt.Errorf("sqlite: table %q: %w", t, err)
+}
+
+// Commit ends an overwrite's transaction (an overwrite with no pages still empties the
+// table); other modes committed every page already.
+func (s *sink) Commit(ctx context.Context) error {
+	if s.finished {
+		return fmt.Errorf("sqlite: table %q: already committed or aborted", s.opts.table.String())
+	}
+	s.finished = true
+	defer s.db.Close()
+	if s.opts.mode != pipeline.Overwrite {
+		return nil
+	}
+	if s.failed != nil {
+		s.tx.Rollback()
+		return fmt.Errorf("sqlite: not committing the overwrite after a failed write: %w", s.failed)
+	}
+	if err := s.beginOverwrite(ctx); err != nil {
+		return s.explain(err)
+	}
+	if err := s.tx.Commit(); err != nil {
+		return s.explain(fmt.Errorf("commit: %w", err))
+	}
+	return nil
+}
+
+// Abort rolls back an overwrite; pages of the other modes are already final.
+func (s *sink) Abort(context.Context) error {
+	if s.finished {
+		return nil
+	}
+	s.finished = true
+	var err error
+	if s.tx != nil {
+		if rerr := s.tx.Rollback(); rerr != nil && !errors.Is(rerr, sql.ErrTxDone) {
+			err = fmt.Errorf("sqlite: table %q: roll back: %w", s.opts.table.String(), rerr)
+		}
+	}
+	s.db.Close()
+	return err
+}

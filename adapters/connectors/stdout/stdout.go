@@ -1,0 +1,98 @@
+package stdout
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+
+	"github.com/sluicehq/sluice/adapters/connectors/internal/jsonenc"
+	"github.com/sluicehq/sluice/application/execute"
+	"github.com/sluicehq/sluice/domain/pipeline"
+)
+
+// Type is the connector's type name.
+const Type = "stdout"
+
+// Connector is the stdout sink.
+type Connector struct {
+	mu sync.Mutex // serializes page writes of concurrent sinks to the shared writer
+	w  io.Writer
+}
+
+// Option configures the connector.
+type Option func(*Connector)
+
+// WithWriter sends output to w instead of os.Stdout.
+func WithWriter(w io.Writer) Option {
+	return func(c *Connector) { c.w = w }
+}
+
+// New returns the stdout connector.
+func New(opts ...Option) *Connector {
+	c := &Connector{w: os.Stdout}
+	for _, o := range opts {
+		o(c)
+	}
+	return c
+}
+
+// Spec declares the connector; it has no config keys.
+func (*Connector) Spec() pipeline.Spec {
+	return pipeline.Spec{
+		Type:        Type,
+		Roles:       pipeline.RoleSink,
+		Description: "Writes every row to standard output as one JSON object per line, keys in column order.",
+		Fields:      []pipeline.FieldSpec{},
+	}
+}
+
+// OpenSink returns a sink writing to the connector's writer.
+func (c *Connector) OpenSink(context.Context, execute.WriteRequest) (execute.Sink, error) {
+	return &sink{c: c}, nil
+}
+
+type flusher interface{ Flush() error }
+
+type sink struct {
+	c   *Connector
+	buf []byte
+}
+
+func (s *sink) Write(ctx context.Context, p *execute.Page) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("stdout: %w", err)
+	}
+	enc := jsonenc.NewRowEncoder(p.Columns)
+	buf := s.buf[:0]
+	for i, row := range p.Rows {
+		var err error
+		if buf, err = enc.AppendRow(buf, row); err != nil {
+			return fmt.Errorf("stdout: row %d: %w", i+1, err)
+		}
+	}
+	s.buf = buf
+	if len(buf) == 0 {
+		return nil
+	}
+	s.c.mu.Lock()
+	defer s.c.mu.Unlock()
+	if _, err := s.c.w.Write(buf); err != nil {
+		return fmt.Errorf("stdout: write page: %w", err)
+	}
+	if f, ok := s.c.w.(flusher); ok {
+		if err := f.Flush(); err != nil {
+			return fmt.Errorf("stdout: flush page: %w", err)
+		}
+	}
+	// Don't keep a buffer sized for an unusually large page alive between pages.
+	if cap(s.buf) > 8<<20 {
+		s.buf = nil
+	}
+	return nil
+}
+
+func (*sink) Commit(context.Context) error   { return nil }
+func (*sink) Abort(context.Context) error    { return nil }
+func (*sink) Durability() execute.Durability { return execute.PerPage }

@@ -1,0 +1,312 @@
+package execute
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/sluicehq/sluice/domain/pipeline"
+	"github.com/sluicehq/sluice/domain/run"
+	"github.com/sluicehq/sluice/domain/state"
+)
+
+// DefaultBatchSize is the page size when a source config names none (SPEC §1.3).
+const DefaultBatchSize = 10000
+
+// pagesInFlight is the capacity of the channel between the reader and the writer. With
+// one page being read and one being written, at most pagesInFlight+2 pages are alive at
+// once, so memory is bounded by the page size whatever the row count.
+const pagesInFlight = 2
+
+// Executor runs jobs: it builds a source and a sink from the registry and moves pages
+// between them. It holds no per-run state and is safe for concurrent use.
+type Executor struct {
+	Registry Registry
+	Log      *slog.Logger
+}
+
+// Job is one run of one validated config.
+type Job struct {
+	Config *pipeline.Config
+	// StateKey is where the bookmark lives when the config is incremental.
+	StateKey string
+	// State stores bookmarks; nil when the config is not incremental.
+	State   StateStore
+	BaseDir string
+	// Timeout bounds the running time (not time spent queued); 0 means none.
+	Timeout time.Duration
+	// Progress is called after each confirmed page, from the writing goroutine; may be nil.
+	Progress func(Stats)
+	Log      *slog.Logger
+}
+
+// item is what the reader hands the writer: a page, the source's error, or the end.
+type item struct {
+	page *Page
+	err  error
+	eof  bool
+}
+
+// runner is the state of one Run; only the writing goroutine touches it.
+type runner struct {
+	job     Job
+	cfg     *pipeline.Config
+	log     *slog.Logger
+	start   time.Time
+	stats   Stats
+	incr    *Incremental
+	durable Durability
+	last    *state.Bookmark // newest confirmed bookmark
+}
+
+// Run executes job and returns what it moved. The error is a *Failure for source, sink,
+// state and timeout failures, a config *Failure for a job that cannot start, and wraps
+// context.Canceled when ctx was cancelled; Stats are filled in every case.
+func (e *Executor) Run(ctx context.Context, job Job) (Stats, error) {
+	r := &runner{job: job, cfg: job.Config, log: e.logger(job), start: time.Now()}
+	err := r.run(ctx, e.Registry)
+	r.stats.Elapsed = time.Since(r.start)
+	return r.stats, err
+}
+
+func (e *Executor) logger(job Job) *slog.Logger {
+	switch {
+	case job.Log != nil:
+		return job.Log
+	case e.Log != nil:
+		return e.Log
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+func (r *runner) run(ctx context.Context, reg Registry) error {
+	if r.cfg == nil {
+		return &Failure{Code: run.CodeConfigError, Err: errors.New("no pipeline config")}
+	}
+	srcConn, snkConn, err := connectors(reg, r.cfg)
+	if err != nil {
+		return err
+	}
+	if r.job.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, r.job.Timeout, errTimeout)
+		defer cancel()
+	}
+	if r.incr, err = r.incremental(ctx); err != nil {
+		return err
+	}
+	src, err := openSource(ctx, srcConn, r.readRequest(r.incr))
+	if err != nil {
+		if ctx.Err() != nil {
+			return r.stopped(ctx)
+		}
+		return r.fail(RoleSource, 0, fmt.Errorf("open: %w", err))
+	}
+	snk, err := openSink(ctx, snkConn, r.writeRequest())
+	if err == nil {
+		err = safely(func() error { r.durable = snk.Durability(); return nil })
+	}
+	if err != nil {
+		r.closeSource(src)
+		if ctx.Err() != nil {
+			return r.stopped(ctx)
+		}
+		return r.fail(RoleSink, 0, fmt.Errorf("open: %w", err))
+	}
+	return r.pump(ctx, src, snk)
+}
+
+// pump runs the reader goroutine and writes what it yields until the end, a failure or a
+// stop. Source.Close is called only after the reader goroutine has returned, so Close
+// never races with Next.
+func (r *runner) pump(ctx context.Context, src Source, snk Sink) error {
+	readCtx, stopReading := context.WithCancel(ctx)
+	pages := make(chan item, pagesInFlight)
+	go r.read(readCtx, src, pages)
+	defer func() {
+		stopReading()
+		for range pages { //nolint:revive // drain so the reader can exit
+		}
+		r.closeSource(src)
+	}()
+
+	// Writes, commits and aborts run on a context that outlives cancellation: a page being
+	// written is finished (and confirmed) before a stop takes effect, at the page boundary.
+	wctx := context.WithoutCancel(ctx)
+	for page := 1; ; page++ {
+		if ctx.Err() != nil {
+			return r.stop(ctx, wctx, snk)
+		}
+		var it item
+		var ok bool
+		select {
+		case <-ctx.Done():
+			return r.stop(ctx, wctx, snk)
+		case it, ok = <-pages:
+		}
+		switch {
+		case !ok:
+			// The reader only leaves without a final item when it was stopped.
+			return r.stop(ctx, wctx, snk)
+		case it.eof:
+			return r.finish(wctx, snk)
+		case it.err != nil:
+			var pe *PanicError
+			if ctx.Err() != nil && !errors.As(it.err, &pe) {
+				return r.stop(ctx, wctx, snk)
+			}
+			r.abort(wctx, snk)
+			return r.fail(RoleSource, page, it.err)
+		}
+		if err := r.write(wctx, snk, page, it.page); err != nil {
+			r.abort(wctx, snk)
+			return err
+		}
+	}
+}
+
+// read pulls pages until the end, an error or a stop; it always closes out.
+func (r *runner) read(ctx context.Context, src Source, out chan<- item) {
+	defer close(out)
+	for {
+		var p *Page
+		err := safely(func() error {
+			var err error
+			p, err = src.Next(ctx)
+			return err
+		})
+		it := item{page: p, err: err}
+		switch {
+		case errors.Is(err, io.EOF):
+			it = item{eof: true}
+		case err == nil && p == nil:
+			it.err = errors.New("source returned neither a page nor an error")
+		}
+		select {
+		case out <- it:
+		case <-ctx.Done():
+			return
+		}
+		if it.err != nil || it.eof {
+			return
+		}
+	}
+}
+
+// write hands one page to the sink and, once it is confirmed, saves the bookmark of a
+// PerPage sink. A failed write never moves the bookmark.
+func (r *runner) write(ctx context.Context, snk Sink, n int, p *Page) error {
+	rows := int64(len(p.Rows))
+	r.stats.RowsRead += rows
+	r.stats.Bytes += p.Bytes
+	if err := safely(func() error { return snk.Write(ctx, p) }); err != nil {
+		return r.fail(RoleSink, n, err)
+	}
+	r.stats.Pages++
+	r.stats.RowsWritten += rows
+	if p.Bookmark != nil && r.incr != nil {
+		b := *p.Bookmark
+		if b.Cursor == "" {
+			b.Cursor = r.incr.Cursor
+		}
+		r.last = &b
+		if r.durable == PerPage {
+			if err := r.save(ctx, n); err != nil {
+				return err
+			}
+		}
+	}
+	r.log.Debug("page confirmed", "page", n, "rows", rows, "rows_written", r.stats.RowsWritten)
+	if r.job.Progress != nil {
+		s := r.stats
+		s.Elapsed = time.Since(r.start)
+		r.job.Progress(s)
+	}
+	return nil
+}
+
+// finish commits after the source's end and saves an AtEnd sink's last bookmark.
+func (r *runner) finish(ctx context.Context, snk Sink) error {
+	if err := safely(func() error { return snk.Commit(ctx) }); err != nil {
+		r.abort(ctx, snk)
+		return r.fail(RoleSink, 0, fmt.Errorf("commit: %w", err))
+	}
+	if r.durable == AtEnd {
+		if err := r.save(ctx, 0); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// stop ends a cancelled or timed-out run at a page boundary: a PerPage sink keeps (commits)
+// what it confirmed, an AtEnd sink discards everything, so nothing half-written looks
+// complete.
+func (r *runner) stop(ctx, wctx context.Context, snk Sink) error {
+	if r.durable == PerPage {
+		if err := safely(func() error { return snk.Commit(wctx) }); err != nil {
+			r.abort(wctx, snk)
+			return r.fail(RoleSink, 0, fmt.Errorf("commit after stop: %w", err))
+		}
+	} else {
+		r.abort(wctx, snk)
+	}
+	return r.stopped(ctx)
+}
+
+// stopped is the error for a run whose context ended: a timeout Failure or a wrapped
+// cancellation (with the caller's cause when it gave one).
+func (r *runner) stopped(ctx context.Context) error {
+	cause := context.Cause(ctx)
+	if errors.Is(cause, errTimeout) || errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		limit := "its deadline"
+		if r.job.Timeout > 0 {
+			limit = r.job.Timeout.String()
+		}
+		return &Failure{Code: run.CodeTimeout, Err: &timeoutError{limit: limit, pages: r.stats.Pages}}
+	}
+	if cause != nil && !errors.Is(cause, ctx.Err()) {
+		return fmt.Errorf("cancelled after %d confirmed pages: %w (%w)", r.stats.Pages, ctx.Err(), cause)
+	}
+	return fmt.Errorf("cancelled after %d confirmed pages: %w", r.stats.Pages, ctx.Err())
+}
+
+func (r *runner) save(ctx context.Context, page int) error {
+	if r.last == nil || r.job.State == nil {
+		return nil
+	}
+	if err := r.job.State.Save(ctx, r.job.StateKey, *r.last); err != nil {
+		return &Failure{Code: run.CodePipelineError, Role: RoleState, Page: page,
+			Err: fmt.Errorf("save bookmark %q: %w", r.job.StateKey, err)}
+	}
+	return nil
+}
+
+func (r *runner) abort(ctx context.Context, snk Sink) {
+	if err := safely(func() error { return snk.Abort(ctx) }); err != nil {
+		r.log.Warn("sink abort failed", "sink", r.cfg.Sink.Type, "error", err)
+	}
+}
+
+func (r *runner) closeSource(src Source) {
+	if err := safely(src.Close); err != nil {
+		r.log.Warn("source close failed", "source", r.cfg.Source.Type, "error", err)
+	}
+}
+
+// fail builds the Failure for a connector error; panics keep their stack in the log only.
+func (r *runner) fail(role string, page int, err error) error {
+	typ := r.cfg.Source.Type
+	if role == RoleSink {
+		typ = r.cfg.Sink.Type
+	}
+	var pe *PanicError
+	if errors.As(err, &pe) {
+		r.log.Error("connector panicked", "role", role, "connector", typ, "page", page,
+			"panic", fmt.Sprint(pe.Value), "stack", string(pe.Stack))
+	}
+	return &Failure{Code: run.CodePipelineError, Connector: typ, Role: role, Page: page, Err: err}
+}

@@ -1,0 +1,105 @@
+package runs
+
+import (
+	"context"
+	"strings"
+)
+
+// Audit actions written by the run use-cases (SPEC §2.10).
+const (
+	ActionSubmitted = "run.submitted"
+	ActionCancel    = "run.cancel"
+	ActionDeleted   = "run.deleted"
+	ActionPurged    = "runs.purged"
+)
+
+// audit appends an entry with its details redacted. A failed audit write does not undo
+// or fail the call it records — the change is already committed and a client retry
+// would repeat it — so it is logged as an error instead.
+func (s *Service) audit(ctx context.Context, actor Principal, action, runID string, details map[string]any) {
+	e := AuditEntry{
+		At:      s.now(),
+		Actor:   actor.Name,
+		Action:  action,
+		RunID:   runID,
+		Details: s.redactValue(details).(map[string]any),
+	}
+	if e.Actor == "" {
+		e.Actor = System.Name
+	}
+	if err := s.deps.Store.Audit(ctx, e); err != nil {
+		s.deps.Log.ErrorContext(ctx, "audit entry not written", "action", action, "run_id", runID, "error", s.deps.Redactor.Redact(err.Error()))
+	}
+}
+
+// redactValue masks registered secrets and URL credentials in every string of v.
+func (s *Service) redactValue(v any) any {
+	switch x := v.(type) {
+	case string:
+		return s.redactString(x)
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, val := range x {
+			out[k] = s.redactValue(val)
+		}
+		return out
+	case map[string]string:
+		out := make(map[string]any, len(x))
+		for k, val := range x {
+			out[k] = s.redactString(val)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, val := range x {
+			out[i] = s.redactValue(val)
+		}
+		return out
+	case []string:
+		out := make([]any, len(x))
+		for i, val := range x {
+			out[i] = s.redactString(val)
+		}
+		return out
+	default:
+		return v
+	}
+}
+
+func (s *Service) redactString(v string) string {
+	return s.deps.Redactor.Redact(redactUserinfo(v))
+}
+
+// redacted replaces what is hidden.
+const redacted = "***"
+
+// redactUserinfo hides the credentials of every URL in s: scheme://user:pass@host
+// becomes scheme://***@host. It works on text rather than through net/url because a
+// stored config may hold directives (${env:PG_USER}) that net/url refuses in userinfo.
+func redactUserinfo(s string) string {
+	if !strings.Contains(s, "://") {
+		return s
+	}
+	var b strings.Builder
+	rest := s
+	for {
+		i := strings.Index(rest, "://")
+		if i < 0 {
+			b.WriteString(rest)
+			return b.String()
+		}
+		b.WriteString(rest[:i+3])
+		rest = rest[i+3:]
+		// Passwords are often written unescaped ('/', '?' and '#' included), so the last
+		// '@' before whitespace or a quote ends the credentials: a path holding an '@'
+		// is over-redacted rather than a password leaked.
+		end := strings.IndexAny(rest, " \t\r\n\"'")
+		if end < 0 {
+			end = len(rest)
+		}
+		if at := strings.LastIndexByte(rest[:end], '@'); at >= 0 {
+			b.WriteString(redacted)
+			rest = rest[at:]
+		}
+	}
+}

@@ -1,0 +1,151 @@
+package runs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/sluicehq/sluice/domain/run"
+)
+
+// Cancel cancels a run (SPEC §4.6). A queued or pending run ends cancelled at once (its
+// callback outbox row is written in the same transaction) and so does nothing to a run
+// that is already terminal: both answer immediate=true with the final record. A running
+// or sharded run gets its cancel flag set in the history — durable, seen by the owning
+// peer and by the shards of a sharded run — and, when it executes in this process, its
+// cancel token fired at once; both answer immediate=false: it ends cancelled at its next
+// page boundary.
+func (s *Service) Cancel(ctx context.Context, p Principal, id string) (rec *Record, immediate bool, err error) {
+	if err := need(p, Operator, "cancel runs"); err != nil {
+		return nil, false, err
+	}
+	rec, err = s.lookup(ctx, p, id)
+	if err != nil {
+		return nil, false, err
+	}
+	from := rec.Status
+	// A queued or pending run may be claimed between the read and the cancel; each
+	// branch re-reads what it raced with, and the loop ends within two rounds because a
+	// run only moves forward.
+	for range 3 {
+		st := run.Status(rec.Status)
+		switch {
+		case st.Terminal():
+			s.auditCancel(ctx, p, rec, from, "already_terminal")
+			return strip(rec), true, nil
+		case st == run.Queued || st == run.Pending:
+			got, ok, err := s.deps.Store.CancelQueued(ctx, id, CallbackPayload)
+			if err != nil {
+				return nil, false, err
+			}
+			if got == nil { // the contract returns the record; never trust a nil
+				if got, err = s.deps.Store.Get(ctx, id); err != nil {
+					return nil, false, err
+				}
+			}
+			rec = got
+			if ok {
+				s.auditCancel(ctx, p, rec, from, "cancelled")
+				return strip(rec), true, nil
+			}
+		default: // running, sharded
+			err := s.deps.Store.RequestCancel(ctx, id)
+			if err == nil {
+				if s.deps.Canceller != nil {
+					s.deps.Canceller.CancelLocal(id)
+				}
+				rec.CancelRequested = true
+				s.auditCancel(ctx, p, rec, from, "requested")
+				return strip(rec), false, nil
+			}
+			if !errors.Is(err, run.ErrConflict) && !errors.Is(err, run.ErrInvalidTransition) {
+				return nil, false, err
+			}
+			// It ended (or was handed back) meanwhile: look again.
+			if rec, err = s.deps.Store.Get(ctx, id); err != nil {
+				return nil, false, err
+			}
+		}
+	}
+	return nil, false, fmt.Errorf("cancel of run %s: its status kept changing (last %s): %w", id, rec.Status, run.ErrConflict)
+}
+
+func (s *Service) auditCancel(ctx context.Context, p Principal, rec *Record, from, outcome string) {
+	s.audit(ctx, p, ActionCancel, rec.ID, map[string]any{
+		"outcome": outcome, "from": from, "status": rec.Status,
+	})
+}
+
+func strip(rec *Record) *Record {
+	rec.Config = ""
+	return rec
+}
+
+// Delete removes a terminal run with its shards, logs and sealed rows (admin only). A
+// run that is not terminal is ErrRunNotTerminal.
+func (s *Service) Delete(ctx context.Context, p Principal, id string) error {
+	if err := need(p, Admin, "delete runs"); err != nil {
+		return err
+	}
+	rec, err := s.lookup(ctx, p, id)
+	if err != nil {
+		return err
+	}
+	if !run.Status(rec.Status).Terminal() {
+		return fmt.Errorf("run %s is %s: %w", id, rec.Status, ErrRunNotTerminal)
+	}
+	if err := s.deps.Store.Delete(ctx, id); err != nil {
+		if errors.Is(err, run.ErrConflict) {
+			return fmt.Errorf("run %s: %w", id, ErrRunNotTerminal)
+		}
+		return err
+	}
+	s.audit(ctx, p, ActionDeleted, id, map[string]any{"name": rec.Name, "status": rec.Status, "tenant": rec.Tenant})
+	return nil
+}
+
+// Rollback submits a new run (trigger kind rollback) from the stored config of run id,
+// with its name, tenant, pool, labels, timeout and callback. config replaces the stored
+// text when given — needed when the old run's secrets are gone (SPEC §7.5). The new run
+// goes through Submit like every other, so every submit check applies.
+func (s *Service) Rollback(ctx context.Context, p Principal, id string, config []byte) (SubmitResult, error) {
+	if err := need(p, Operator, "roll back runs"); err != nil {
+		return SubmitResult{}, err
+	}
+	rec, err := s.lookup(ctx, p, id)
+	if err != nil {
+		return SubmitResult{}, err
+	}
+	text := config
+	if len(text) == 0 {
+		text = []byte(rec.Config)
+	}
+	return s.Submit(ctx, SubmitRequest{
+		Principal:   p,
+		TriggerKind: string(run.TriggerRollback),
+		Config:      text,
+		Name:        rec.Name,
+		Labels:      rec.Labels,
+		Pool:        rec.Pool,
+		TimeoutSecs: rec.TimeoutSecs,
+		Callback:    rec.Callback,
+		Tenant:      rec.Tenant,
+		RollbackOf:  id,
+	})
+}
+
+// Purge deletes terminal runs that finished longer than retain ago and idempotency keys
+// older than the configured retention (the purge loop calls it). It returns how many
+// runs it deleted and audits a purge that deleted any.
+func (s *Service) Purge(ctx context.Context, retain time.Duration) (int, error) {
+	now := s.now()
+	n, err := s.deps.Store.Purge(ctx, now.Add(-retain), now.Add(-s.cfg.IdempotencyRetention))
+	if err != nil {
+		return 0, err
+	}
+	if n > 0 {
+		s.audit(ctx, System, ActionPurged, "", map[string]any{"runs": n, "finished_before": now.Add(-retain).Format(time.RFC3339)})
+	}
+	return n, nil
+}

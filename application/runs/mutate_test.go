@@ -1,0 +1,224 @@
+package runs_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sluicehq/sluice/application/runs"
+	"github.com/sluicehq/sluice/domain/run"
+)
+
+func TestCancelQueuedOrPendingIsImmediate(t *testing.T) {
+	t.Parallel()
+	for _, st := range []run.Status{run.Pending, run.Queued} {
+		t.Run(string(st), func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t)
+			r := req(operator, baseConfig)
+			r.Callback = &runs.Callback{URL: "https://hooks.example.com/done", On: []string{"cancelled"}}
+			id := h.submit(t, r).RunID
+			h.store.setStatus(id, st)
+
+			rec, immediate, err := h.svc.Cancel(context.Background(), operator, id)
+			require.NoError(t, err)
+			require.True(t, immediate)
+			require.Equal(t, "cancelled", rec.Status)
+			require.Empty(t, rec.Config)
+			require.Empty(t, h.store.cancels, "no flag for a run nobody executes")
+			require.Empty(t, h.canceller.fired)
+
+			// The callback row was written by the cancel itself.
+			require.Len(t, h.store.outbox, 1)
+			require.Equal(t, "https://hooks.example.com/done", h.store.outbox[0].URL)
+			var body map[string]any
+			require.NoError(t, json.Unmarshal(h.store.outbox[0].Payload, &body))
+			require.Equal(t, "cancelled", body["status"])
+			require.Equal(t, id, body["run_id"])
+
+			e := h.store.lastAudit()
+			require.Equal(t, runs.ActionCancel, e.Action)
+			require.Equal(t, "cancelled", e.Details["outcome"])
+			require.Equal(t, string(st), e.Details["from"])
+		})
+	}
+}
+
+func TestCancelRunningLocalFiresTokenAndSetsFlag(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	id := h.submit(t, req(operator, baseConfig)).RunID
+	h.store.setStatus(id, run.Running)
+	h.canceller.local[id] = true
+
+	rec, immediate, err := h.svc.Cancel(context.Background(), operator, id)
+	require.NoError(t, err)
+	require.False(t, immediate)
+	require.Equal(t, "running", rec.Status)
+	require.True(t, rec.CancelRequested)
+	require.Equal(t, []string{id}, h.canceller.fired)
+	require.Equal(t, []string{id}, h.store.cancels, "the durable flag is set too")
+	require.Empty(t, h.store.outbox)
+	require.Equal(t, "requested", h.store.lastAudit().Details["outcome"])
+}
+
+func TestCancelRunningOnPeerSetsFlag(t *testing.T) {
+	t.Parallel()
+	for _, st := range []run.Status{run.Running, run.Sharded} {
+		h := newHarness(t)
+		id := h.submit(t, req(operator, baseConfig)).RunID
+		h.store.setStatus(id, st)
+
+		rec, immediate, err := h.svc.Cancel(context.Background(), admin, id)
+		require.NoError(t, err)
+		require.False(t, immediate)
+		require.True(t, rec.CancelRequested)
+		require.Empty(t, h.canceller.fired)
+		require.Equal(t, []string{id}, h.store.cancels)
+		got, err := h.store.Get(context.Background(), id)
+		require.NoError(t, err)
+		require.True(t, got.CancelRequested)
+	}
+}
+
+func TestCancelRacingAClaimSignalsTheRun(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	id := h.submit(t, req(operator, baseConfig)).RunID
+	h.store.claimBeforeCancel = true
+
+	rec, immediate, err := h.svc.Cancel(context.Background(), operator, id)
+	require.NoError(t, err)
+	require.False(t, immediate)
+	require.Equal(t, "running", rec.Status)
+	require.Equal(t, []string{id}, h.store.cancels)
+}
+
+func TestCancelTerminalIsImmediateAndUnchanged(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	id := h.submit(t, req(operator, baseConfig)).RunID
+	h.store.setStatus(id, run.Completed)
+	rec, immediate, err := h.svc.Cancel(context.Background(), operator, id)
+	require.NoError(t, err)
+	require.True(t, immediate)
+	require.Equal(t, "completed", rec.Status)
+	require.Empty(t, h.store.cancels)
+	require.Empty(t, h.store.outbox)
+	require.Equal(t, "already_terminal", h.store.lastAudit().Details["outcome"])
+}
+
+func TestCancelRefusals(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	id := h.submit(t, req(operator, baseConfig)).RunID
+	ctx := context.Background()
+	_, _, err := h.svc.Cancel(ctx, viewer, id)
+	require.ErrorIs(t, err, runs.ErrForbidden)
+	_, _, err = h.svc.Cancel(ctx, acme, id)
+	require.ErrorIs(t, err, runs.ErrForbidden)
+	_, _, err = h.svc.Cancel(ctx, operator, "no-such-run")
+	require.ErrorIs(t, err, run.ErrNotFound)
+	got, err := h.store.Get(ctx, id)
+	require.NoError(t, err)
+	require.Equal(t, "pending", got.Status)
+}
+
+func TestDelete(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	ctx := context.Background()
+	id := h.submit(t, req(operator, baseConfig)).RunID
+
+	for _, st := range []run.Status{run.Queued, run.Pending, run.Running, run.Sharded} {
+		h.store.setStatus(id, st)
+		err := h.svc.Delete(ctx, admin, id)
+		require.ErrorIs(t, err, runs.ErrRunNotTerminal, st)
+	}
+	h.store.setStatus(id, run.Failed)
+	require.ErrorIs(t, h.svc.Delete(ctx, operator, id), runs.ErrForbidden, "delete is admin only")
+	require.ErrorIs(t, h.svc.Delete(ctx, globex, id), runs.ErrForbidden, "never a tenant principal")
+
+	require.NoError(t, h.svc.Delete(ctx, admin, id))
+	_, err := h.store.Get(ctx, id)
+	require.ErrorIs(t, err, run.ErrNotFound)
+	e := h.store.lastAudit()
+	require.Equal(t, runs.ActionDeleted, e.Action)
+	require.Equal(t, id, e.RunID)
+	require.Equal(t, "alice", e.Actor)
+
+	require.ErrorIs(t, h.svc.Delete(ctx, admin, id), run.ErrNotFound)
+}
+
+func TestRollback(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, withConfig(func(c *runs.Config) { c.Pools = []string{"default", "gpu"} }))
+	ctx := context.Background()
+	r := req(operator, baseConfig)
+	r.Name = "orders-x"
+	r.Pool = "gpu"
+	r.Labels = map[string]string{"team": "data"}
+	r.TimeoutSecs = 90
+	r.RunKey = "once"
+	r.Tenant = "acme"
+	r.Callback = &runs.Callback{URL: "https://hooks.example.com/x"}
+	orig := h.submit(t, r).RunID
+	h.store.setStatus(orig, run.Failed)
+
+	res, err := h.svc.Rollback(ctx, operator, orig, nil)
+	require.NoError(t, err)
+	require.NotEqual(t, orig, res.RunID)
+	require.False(t, res.Replayed)
+	rec, err := h.store.Get(ctx, res.RunID)
+	require.NoError(t, err)
+	require.Equal(t, "rollback", rec.TriggerKind)
+	require.Equal(t, baseConfig, rec.Config)
+	require.Equal(t, "orders-x", rec.Name)
+	require.Equal(t, "gpu", rec.Pool)
+	require.Equal(t, "acme", rec.Tenant)
+	require.Equal(t, map[string]string{"team": "data"}, rec.Labels)
+	require.Equal(t, 90, rec.TimeoutSecs)
+	require.Empty(t, rec.RunKey, "a rollback is a new run, not a replay of the key")
+	require.Equal(t, "https://hooks.example.com/x", rec.Callback.URL)
+	e := h.store.lastAudit()
+	require.Equal(t, runs.ActionSubmitted, e.Action)
+	require.Equal(t, orig, e.Details["rollback_of"])
+
+	// A config in the request replaces the stored one.
+	override := baseConfig + "shard: {count: 2}\n"
+	res, err = h.svc.Rollback(ctx, admin, orig, []byte(override))
+	require.NoError(t, err)
+	rec, err = h.store.Get(ctx, res.RunID)
+	require.NoError(t, err)
+	require.Equal(t, override, rec.Config)
+	require.Equal(t, 2, rec.ShardCount)
+
+	_, err = h.svc.Rollback(ctx, viewer, orig, nil)
+	require.ErrorIs(t, err, runs.ErrForbidden)
+	_, err = h.svc.Rollback(ctx, acme, orig, nil)
+	require.ErrorIs(t, err, runs.ErrForbidden)
+	_, err = h.svc.Rollback(ctx, operator, "missing", nil)
+	require.ErrorIs(t, err, run.ErrNotFound)
+	_, err = h.svc.Rollback(ctx, operator, orig, []byte("version: 2\n"))
+	require.Error(t, err, "the override goes through every submit check")
+}
+
+func TestPurge(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	old := &runs.Record{ID: "old", Name: "a", Status: "completed", FinishedAt: epoch.Add(-8 * 24 * time.Hour)}
+	recent := &runs.Record{ID: "recent", Name: "a", Status: "completed", FinishedAt: epoch.Add(-time.Hour)}
+	h.store.put(old)
+	h.store.put(recent)
+	n, err := h.svc.Purge(context.Background(), 7*24*time.Hour)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	_, err = h.store.Get(context.Background(), "recent")
+	require.NoError(t, err)
+	e := h.store.lastAudit()
+	require.Equal(t, runs.ActionPurged, e.Action)
+	require.Equal(t, "system", e.Actor)
+}

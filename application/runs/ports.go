@@ -1,0 +1,114 @@
+package runs
+
+import (
+	"context"
+	"net"
+	"time"
+)
+
+// Store is what the runs use-cases need from the history.
+//
+// Errors: run.ErrNotFound for a missing id; run.ErrConflict for a violated uniqueness
+// (run_key) or a state that forbids the change; run.ErrInvalidTransition where a status
+// change is refused. Implementations translate driver errors at their edge.
+type Store interface {
+	// Create stores a new run (status pending or queued as given). When rec.Serial and
+	// another run of the same (tenant, name) is queued, pending, running or sharded, the
+	// run is stored queued instead; the decision and the insert are one transaction.
+	// With idem non-nil the idempotency key is inserted in the same transaction; when
+	// the key exists Create stores nothing and returns the existing entry with
+	// created=false. When rec.RunKey is set and a run with the same (tenant, name,
+	// run_key) exists, Create stores nothing and returns that run's id with created=false.
+	Create(ctx context.Context, rec *Record, idem *Idempotency) (res CreateResult, err error)
+	Get(ctx context.Context, id string) (*Record, error)
+	List(ctx context.Context, f Filter) ([]*Record, error)
+	// CountQueued counts pending + queued runs (the --max-queued-runs limit).
+	CountQueued(ctx context.Context) (int, error)
+	// CancelQueued moves a queued or pending run to cancelled in one conditional
+	// statement, writing the callback outbox row in the same transaction, and returns
+	// the updated record. A run in another status is returned unchanged with ok=false.
+	CancelQueued(ctx context.Context, id string, build CallbackBuilder) (rec *Record, ok bool, err error)
+	// RequestCancel sets the cancel flag of a running or sharded run.
+	RequestCancel(ctx context.Context, id string) error
+	// Delete removes a terminal run with its labels, logs and sealed rows;
+	// run.ErrConflict when it is not terminal.
+	Delete(ctx context.Context, id string) error
+	// Logs returns up to limit lines with seq > after.
+	Logs(ctx context.Context, id string, after int64, limit int) ([]LogLine, error)
+	// Audit appends an audit entry.
+	Audit(ctx context.Context, e AuditEntry) error
+	ListAudit(ctx context.Context, after int64, limit int) ([]AuditEntry, error)
+	// Purge deletes terminal runs finished before cutoff and idempotency keys created
+	// before idemCutoff; returns how many runs it deleted.
+	Purge(ctx context.Context, cutoff, idemCutoff time.Time) (int, error)
+}
+
+// Idempotency is an idempotency key to claim with a new run.
+type Idempotency struct {
+	Scope       string
+	Key         string
+	Fingerprint string
+}
+
+// CreateResult tells what Create did.
+type CreateResult struct {
+	Created bool
+	RunID   string
+	Status  string
+	// Fingerprint of the existing key when Created is false because of an idempotency key;
+	// "" when it was the run key that matched.
+	Fingerprint string
+	// RunDeleted is true when the idempotency key's run no longer exists.
+	RunDeleted bool
+}
+
+// CallbackInput is what a callback payload is built from; the store reads it inside the
+// transaction of the terminal transition.
+type CallbackInput struct {
+	RunID, Name, Status, Pool, Tenant, RunKey string
+	Labels                                    map[string]string
+	StartedAt, FinishedAt                     time.Time
+	Stats                                     Stats
+	ErrorCode, ErrorMessage                   string
+	Callback                                  *Callback // the run's stored settings; nil when none
+}
+
+// CallbackBuilder turns a terminal transition into an outbox row: ok=false when the run
+// has no callback or its callback does not want this status. The store calls it inside
+// the transaction, so the outbox row commits (or rolls back) with the transition.
+type CallbackBuilder func(in CallbackInput) (url string, payload []byte, ok bool)
+
+// Waker nudges the claim loop after work was created (in-process channel single-node;
+// NOTIFY on PostgreSQL clusters).
+type Waker interface {
+	Wake()
+}
+
+// Canceller fires the cancel token of a run executing in this process.
+type Canceller interface {
+	// CancelLocal returns true when the run executes here and its token was fired.
+	CancelLocal(runID string) bool
+}
+
+// Clock is the time source; tests pass a fake.
+type Clock interface {
+	Now() time.Time
+}
+
+// Resolver resolves a callback host to the addresses a callback would be sent to.
+// bootstrap adapts net.Resolver; tests pass a fake.
+type Resolver interface {
+	LookupIP(ctx context.Context, host string) ([]net.IP, error)
+}
+
+// PoolAdmission says which pools can take new runs right now (SPEC §5.4): the pools of
+// live, non-draining members. A non-clustered server serves only its own pools
+// (StaticPools); a clustered one asks its membership.
+type PoolAdmission interface {
+	Served(ctx context.Context) ([]string, error)
+}
+
+// Redactor masks values registered as secrets (directive values, sealed params).
+type Redactor interface {
+	Redact(s string) string
+}

@@ -1,0 +1,111 @@
+package runs
+
+import "time"
+
+// Record is a run as the history stores it: the fields of the run resource (SPEC §2.9)
+// plus what the server needs to execute it. The store reads and writes Records; rules
+// about them live in domain/run.
+type Record struct {
+	ID              string
+	Name            string
+	Tenant          string
+	Pool            string
+	Status          string // a run.Status value
+	Labels          map[string]string
+	TriggerKind     string
+	RunKey          string // "" when none
+	RunDate         string // YYYY-MM-DD of the logical instant
+	LogicalAt       time.Time
+	Serial          bool // one active run per pipeline key (incremental state, schedules)
+	Attempt         int
+	MaxAttempts     int
+	Attempts        []Attempt
+	Owner           string // instance id; "" when unowned
+	OwnerListen     string
+	LeaseEpoch      int64
+	LeaseExpiresAt  time.Time // zero when unowned
+	CancelRequested bool
+	TimeoutSecs     int // 0 = none
+	Config          string
+	ConfigSealed    bool
+	Callback        *Callback
+	TemplateID      string
+	TemplateVersion int
+	ShardCount      int
+	Stats           Stats
+	ErrorCode       string
+	ErrorMessage    string
+	LogLines        int
+	LogBytes        int64
+	CreatedAt       time.Time
+	ClaimedAt       time.Time // zero when never claimed
+	StartedAt       time.Time
+	FinishedAt      time.Time
+}
+
+// Attempt is one claim of a run and how it ended.
+type Attempt struct {
+	N          int        `json:"n"`
+	InstanceID string     `json:"instance_id"`
+	ClaimedAt  time.Time  `json:"claimed_at"`
+	EndedAt    *time.Time `json:"ended_at"`
+	Outcome    string     `json:"outcome,omitempty"` // completed|failed|cancelled|lost|handed_back
+}
+
+// Stats are a run's counters.
+type Stats struct {
+	RowsRead    int64 `json:"rows_read"`
+	RowsWritten int64 `json:"rows_written"`
+	Pages       int64 `json:"pages"`
+	Bytes       int64 `json:"bytes"`
+	ElapsedMS   int64 `json:"elapsed_ms"`
+}
+
+// Callback is a completion callback (SPEC §2.5).
+type Callback struct {
+	URL         string         `json:"url"`
+	On          []string       `json:"on,omitempty"`
+	ExtraFields map[string]any `json:"extra_fields,omitempty"`
+}
+
+// Filter selects runs for List. Zero values match everything.
+type Filter struct {
+	Status []string
+	Name   string
+	Pool   string
+	Tenant string
+	// TenantSet distinguishes "untenanted runs only" (Tenant "" and TenantSet) from no filter.
+	TenantSet bool
+	RunKey    string
+	Labels    map[string]string // AND of key=value
+	Since     time.Time         // created_at >= Since
+	Until     time.Time         // created_at < Until
+	Limit     int
+	// After is the keyset cursor: the id of the last run of the previous page. Runs are
+	// listed newest first (ids are UUIDv7).
+	After string
+	// Cursor is the opaque cursor a client got as Page.NextCursor. Service.List decodes
+	// it into After and clears it; stores read After only.
+	Cursor string
+}
+
+// LogLine is one persisted log line of a run.
+type LogLine struct {
+	Seq     int64
+	At      time.Time
+	Level   string
+	Message string
+	Attrs   map[string]any
+}
+
+// AuditEntry is one audit record (SPEC §2.10); Details are redacted by the caller.
+type AuditEntry struct {
+	// Seq is the entry's position in the audit log, assigned by the store on append
+	// (ignored there); ListAudit returns entries with Seq > after, oldest first.
+	Seq     int64
+	At      time.Time
+	Actor   string
+	Action  string
+	RunID   string
+	Details map[string]any
+}

@@ -1,0 +1,276 @@
+package runs
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+	"unicode"
+
+	"github.com/sluicehq/sluice/application/execute"
+	"github.com/sluicehq/sluice/domain/naming"
+	"github.com/sluicehq/sluice/domain/pipeline"
+	"github.com/sluicehq/sluice/domain/pool"
+	"github.com/sluicehq/sluice/domain/run"
+)
+
+// maxIdempotencyKeyLen bounds idempotency_key like run_key, so it fits an indexed column.
+const maxIdempotencyKeyLen = run.MaxRunKeyLen
+
+// Submit is the ONE way a run is created (SPEC §2.3, §4.2): REST, the CLI client, MCP,
+// templates, schedules, backfills, approvals and rollbacks all come here, so every run
+// gets the same checks. In order:
+//
+//  1. a draining server refuses (ErrDraining); the principal may submit for the tenant
+//     (ErrForbidden); the request fields are well formed (ErrInvalidRequest);
+//  2. the config loads with the network's restrictions on directives (refusals and
+//     config errors pass through with their paths); name, pool (request → config →
+//     default) and admission (*pool.UnservedError) are decided;
+//  3. the callback passes the address policy for every resolved address
+//     (*CallbackRefusedError); the queue has room (ErrQueueFull);
+//  4. the run is stored pending (the store makes it queued behind an active sibling of a
+//     serial pipeline) with its RAW config text — directives unresolved, because the
+//     member that claims it resolves them with its own environment — together with its
+//     idempotency key; a replay answers the original run (Replayed), a reused key with
+//     another request is ErrIdempotencyConflict, a key whose run was deleted is
+//     ErrRunDeleted, an existing run_key answers that run (Replayed);
+//  5. the submission is audited and the claim loop woken.
+func (s *Service) Submit(ctx context.Context, req SubmitRequest) (SubmitResult, error) {
+	if s.draining() {
+		return SubmitResult{}, ErrDraining
+	}
+	if err := canSubmit(req.Principal, req.Tenant); err != nil {
+		return SubmitResult{}, err
+	}
+	if err := checkSubmitFields(req); err != nil {
+		return SubmitResult{}, err
+	}
+	now := s.now()
+	logical := now
+	if req.Clock != nil {
+		logical = req.Clock.UTC()
+	}
+
+	cfg, poolName, err := s.load(ctx, req, logical)
+	if err != nil {
+		return SubmitResult{}, err
+	}
+	name := req.Name
+	if name == "" {
+		name = cfg.Name
+	}
+	if err := naming.Check("name", name); err != nil {
+		return SubmitResult{}, invalid("name", err.Error()+"; set name in the config or in the request")
+	}
+
+	cb, err := s.checkCallback(ctx, req.Callback)
+	if err != nil {
+		return SubmitResult{}, err
+	}
+	if s.cfg.MaxQueued > 0 {
+		n, err := s.deps.Store.CountQueued(ctx)
+		if err != nil {
+			return SubmitResult{}, err
+		}
+		if n >= s.cfg.MaxQueued {
+			return SubmitResult{}, fmt.Errorf("%w: %d runs are pending or queued (limit %d)", ErrQueueFull, n, s.cfg.MaxQueued)
+		}
+	}
+
+	tree, err := s.deps.Loader.Parse(req.Config)
+	if err != nil {
+		return SubmitResult{}, err // unreachable after a successful load; kept for safety
+	}
+	fp, err := fingerprint(tree.CanonicalJSON(), req, cb)
+	if err != nil {
+		return SubmitResult{}, fmt.Errorf("fingerprint of the request: %w", err)
+	}
+
+	id, err := s.deps.NewID()
+	if err != nil {
+		return SubmitResult{}, fmt.Errorf("new run id: %w", err)
+	}
+	// run.New holds the rules every new run obeys; the record is built from what it
+	// accepted.
+	if _, err := run.New(run.NewParams{
+		ID: id, Name: name, Pool: poolName, Tenant: req.Tenant, Labels: req.Labels,
+		TriggerKind: run.TriggerKind(req.TriggerKind), RunKey: req.RunKey,
+		MaxAttempts: s.cfg.MaxAttempts, CreatedAt: now,
+	}); err != nil {
+		return SubmitResult{}, invalid("", err.Error())
+	}
+	rec := &Record{
+		ID:              id,
+		Name:            name,
+		Tenant:          req.Tenant,
+		Pool:            poolName,
+		Status:          string(run.Pending),
+		Labels:          maps.Clone(req.Labels),
+		TriggerKind:     req.TriggerKind,
+		RunKey:          req.RunKey,
+		RunDate:         logical.In(s.cfg.Zone).Format(time.DateOnly),
+		LogicalAt:       logical,
+		Serial:          req.Serial || cfg.Replication.Type == pipeline.Incremental,
+		MaxAttempts:     s.cfg.MaxAttempts,
+		TimeoutSecs:     req.TimeoutSecs,
+		Config:          string(req.Config),
+		Callback:        cb,
+		TemplateID:      req.TemplateID,
+		TemplateVersion: req.TemplateVersion,
+		ShardCount:      max(cfg.ShardCount, 1),
+		CreatedAt:       now,
+	}
+	var idem *Idempotency
+	if req.IdempotencyKey != "" {
+		idem = &Idempotency{Scope: idempotencyScope(req), Key: req.IdempotencyKey, Fingerprint: fp}
+	}
+	res, err := s.deps.Store.Create(ctx, rec, idem)
+	if err != nil {
+		return SubmitResult{}, err
+	}
+	if !res.Created {
+		return s.replay(ctx, req, res, fp)
+	}
+	rec.Status = res.Status // the store may have made it queued
+	s.auditSubmit(ctx, req, res.RunID, rec, false)
+	if s.deps.Waker != nil {
+		s.deps.Waker.Wake()
+	}
+	s.deps.Log.InfoContext(ctx, "run submitted", "run_id", res.RunID, "name", name, "pool", poolName,
+		"tenant", req.Tenant, "trigger_kind", req.TriggerKind, "status", res.Status)
+	return SubmitResult{RunID: res.RunID, Status: res.Status}, nil
+}
+
+// replay answers a submission the store did not create: an idempotency key seen before
+// (its fingerprint is set) or an existing run_key (it is not).
+func (s *Service) replay(ctx context.Context, req SubmitRequest, res CreateResult, fp string) (SubmitResult, error) {
+	if res.Fingerprint != "" {
+		if res.Fingerprint != fp {
+			return SubmitResult{}, ErrIdempotencyConflict
+		}
+		if res.RunDeleted {
+			return SubmitResult{}, ErrRunDeleted
+		}
+	}
+	s.auditSubmit(ctx, req, res.RunID, nil, true)
+	return SubmitResult{RunID: res.RunID, Status: res.Status, Replayed: true}, nil
+}
+
+func (s *Service) auditSubmit(ctx context.Context, req SubmitRequest, id string, rec *Record, replayed bool) {
+	d := map[string]any{
+		"trigger_kind": req.TriggerKind,
+		"replayed":     replayed,
+	}
+	if rec != nil {
+		d["name"], d["pool"], d["status"] = rec.Name, rec.Pool, rec.Status
+		if len(rec.Labels) > 0 {
+			d["labels"] = rec.Labels
+		}
+	}
+	for k, v := range map[string]string{
+		"tenant": req.Tenant, "run_key": req.RunKey, "idempotency_key": req.IdempotencyKey,
+		"rollback_of": req.RollbackOf, "template_id": req.TemplateID,
+	} {
+		if v != "" {
+			d[k] = v
+		}
+	}
+	s.audit(ctx, req.Principal, ActionSubmitted, id, d)
+}
+
+// idempotencyScope keys idempotency per tenant, or per principal when untenanted (SPEC
+// §2.4). Names cannot hold ':', so the two kinds of scope never collide.
+func idempotencyScope(req SubmitRequest) string {
+	if req.Tenant != "" {
+		return req.Tenant
+	}
+	return "principal:" + req.Principal.Name
+}
+
+// checkSubmitFields checks the request fields that need no config.
+func checkSubmitFields(req SubmitRequest) error {
+	if len(req.Config) == 0 {
+		return invalid("config", "is required: give the pipeline as YAML or JSON text, or as a JSON object")
+	}
+	if _, err := run.ParseTriggerKind(req.TriggerKind); err != nil {
+		return invalid("trigger_kind", err.Error())
+	}
+	if req.Name != "" && !naming.Valid(req.Name) {
+		return invalid("name", naming.Check("name", req.Name).Error())
+	}
+	if req.Pool != "" && !naming.Valid(req.Pool) {
+		return invalid("pool", naming.Check("pool", req.Pool).Error())
+	}
+	if req.Tenant != "" && !naming.Valid(req.Tenant) {
+		return invalid("tenant", naming.Check("tenant", req.Tenant).Error())
+	}
+	for _, k := range slices.Sorted(maps.Keys(req.Labels)) {
+		if !naming.Valid(k) {
+			return invalid("labels", naming.Check("label key", k).Error())
+		}
+	}
+	if req.TimeoutSecs < 0 {
+		return invalid("timeout_secs", fmt.Sprintf("must be 0 (none) or a positive number of seconds (got %d)", req.TimeoutSecs))
+	}
+	if err := checkKey("run_key", req.RunKey); err != nil {
+		return err
+	}
+	return checkKey("idempotency_key", req.IdempotencyKey)
+}
+
+func checkKey(field, k string) error {
+	if len(k) > run.MaxRunKeyLen {
+		return invalid(field, fmt.Sprintf("is %d bytes long: at most %d are allowed", len(k), run.MaxRunKeyLen))
+	}
+	for _, c := range k {
+		if !unicode.IsPrint(c) {
+			return invalid(field, "must not contain control characters")
+		}
+	}
+	return nil
+}
+
+// load loads the config and decides its pool (request → config → default) and
+// admission. Directives that read this process's environment (env, secret, file) are
+// resolved only when this server serves the run's pool (SPEC §4.2): a member that does
+// not could lack the environment the claimer has, so it checks their syntax and
+// refusals only. The first pass is therefore syntax-only; a config whose pool itself
+// comes from such a directive is resolved to learn it.
+func (s *Service) load(ctx context.Context, req SubmitRequest, logical time.Time) (*pipeline.Config, string, error) {
+	opts := execute.LoadOptions{
+		Params:        req.Params,
+		Logical:       logical,
+		Zone:          s.cfg.Zone,
+		Network:       true,
+		AllowFileDirs: s.cfg.AllowFileDirs,
+		SyntaxOnly:    true,
+	}
+	cfg, err := s.deps.Loader.Load(ctx, req.Config, opts)
+	if err != nil {
+		return nil, "", err
+	}
+	resolved := false
+	if req.Pool == "" && cfg.Pool != "" && !naming.Valid(cfg.Pool) {
+		opts.SyntaxOnly = false
+		if cfg, err = s.deps.Loader.Load(ctx, req.Config, opts); err != nil {
+			return nil, "", err
+		}
+		resolved = true
+	}
+	poolName := pool.Resolve(req.Pool, cfg.Pool)
+	served, err := s.deps.Admission.Served(ctx)
+	if err != nil {
+		return nil, "", fmt.Errorf("pools served: %w", err)
+	}
+	if err := pool.Admit(poolName, served); err != nil {
+		return nil, "", err
+	}
+	if !resolved && slices.Contains(s.cfg.Pools, poolName) {
+		opts.SyntaxOnly = false
+		if cfg, err = s.deps.Loader.Load(ctx, req.Config, opts); err != nil {
+			return nil, "", err
+		}
+	}
+	return cfg, poolName, nil
+}

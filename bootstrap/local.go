@@ -1,0 +1,51 @@
+package bootstrap
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sluicehq/sluice/adapters/cli"
+	"github.com/sluicehq/sluice/adapters/configtext"
+	"github.com/sluicehq/sluice/adapters/connectors/builtin"
+	"github.com/sluicehq/sluice/adapters/statefile"
+	"github.com/sluicehq/sluice/application/execute"
+	"github.com/sluicehq/sluice/domain/pipeline"
+)
+
+// StateFileName is the local state file inside --data-dir.
+const StateFileName = "state.json"
+
+// addLocal wires `sluice run` and `sluice validate`: the config loader with this process's
+// environment, the builtin connectors, and the local state file.
+func addLocal(root *cobra.Command, p *process) {
+	registry := builtin.Registry(builtin.WithStdout(p.env.Stdout))
+	local := cli.Local{
+		Loader: &execute.Loader{
+			Decoder:  configtext.Decoder{},
+			Env:      osEnvironment{lookup: p.env.Lookup},
+			Catalog:  registry,
+			Redactor: p.redactor,
+		},
+		Executor:   &execute.Executor{Registry: registry},
+		OpenState:  openLocalState,
+		Redactor:   p.redactor,
+		IsTerminal: cli.IsTerminal,
+	}
+	root.AddCommand(cli.NewRunCommand(local), cli.NewValidateCommand(local))
+}
+
+// openLocalState opens the state store `sluice run` uses: the local file in the data
+// directory, which is also what an unset state type means there.
+func openLocalState(_ context.Context, st pipeline.State, dataDir string) (execute.StateStore, error) {
+	switch st.Type {
+	case pipeline.StateDefault, pipeline.StateLocal:
+		return statefile.Open(filepath.Join(dataDir, StateFileName))
+	}
+	return nil, pipeline.Errors{{
+		Path:    "pipeline.state.type",
+		Message: fmt.Sprintf("state type %q is not available to `sluice run`; use local (the default) or run it with `sluice serve`", st.Type),
+	}}
+}

@@ -1,0 +1,48 @@
+package bootstrap
+
+import (
+	"context"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sluicehq/sluice/adapters/cli"
+	"github.com/sluicehq/sluice/domain/secret"
+)
+
+// process is what every command group shares within one process.
+type process struct {
+	env cli.Env
+	// redactor is process-wide: values read through directives are registered once and
+	// hidden from every log line and message, whichever command prints them.
+	redactor *secret.Redactor
+	info     cli.Info
+}
+
+// group adds one set of commands to the root.
+type group func(root *cobra.Command, p *process)
+
+// Main runs the sluice command line with args (os.Args) and returns the exit code.
+func Main(args []string) int { return Run(context.Background(), args, cli.OSEnv()) }
+
+// Run is Main with the process environment given: args include the program name, env
+// supplies stdio and the variables both flags (SLUICE_*) and config directives read.
+func Run(ctx context.Context, args []string, env cli.Env) int {
+	p := &process{env: env, redactor: secret.NewRedactor(), info: buildInfo()}
+	root := cli.NewRoot(p.info)
+	for _, add := range []group{
+		addVersion,
+		addLocal,
+		addRuns,
+	} {
+		add(root, p)
+	}
+	if len(args) > 0 {
+		args = args[1:]
+	}
+	return cli.Execute(ctx, root, args, env)
+}
+
+func addVersion(root *cobra.Command, p *process) { root.AddCommand(cli.NewVersionCommand(p.info)) }
+
+// addRuns wires the API client commands (`sluice runs …`).
+func addRuns(root *cobra.Command, _ *process) { root.AddCommand(cli.NewRunsCommand(cli.RunsDeps{})) }
