@@ -1,0 +1,132 @@
+package http
+
+import "slices"
+
+// schemas are the components of the OpenAPI document. Property names must equal the JSON
+// tags of this package's answers and of adapters/cli/client's DTOs; tests check both.
+func schemas() obj {
+	str := func(desc string) obj { return typ("string", desc) }
+	integer := func(desc string) obj { return typ("integer", desc) }
+	boolean := func(desc string) obj { return typ("boolean", desc) }
+	object := func(required []string, props obj) obj {
+		o := obj{"type": "object", "properties": props, "additionalProperties": false}
+		if required != nil {
+			o["required"] = required
+		}
+		return o
+	}
+	all := func(props obj) []string {
+		out := make([]string, 0, len(props))
+		for k := range props {
+			out = append(out, k)
+		}
+		slices.Sort(out)
+		return out
+	}
+	stringMap := obj{"type": "object", "additionalProperties": obj{"type": "string"}}
+
+	run := obj{
+		"run_id":       str("the run id (UUIDv7)"),
+		"name":         str("the pipeline name"),
+		"status":       obj{"type": "string", "enum": []any{"queued", "pending", "running", "sharded", "completed", "failed", "cancelled"}},
+		"pool":         str("the pool the run executes in"),
+		"tenant":       nullableType("string", "the tenant; null when untenanted"),
+		"labels":       stringMap,
+		"trigger_kind": obj{"type": "string", "enum": []any{"api", "cli", "mcp", "template", "tenant", "fanout", "schedule", "backfill", "rollback", "approval"}},
+		"run_key":      nullableType("string", "unique per pipeline key; null when none"),
+		"run_date":     str("YYYY-MM-DD of the logical instant"),
+		"attempt":      integer("claims so far"),
+		"max_attempts": integer("the reclaim cap"),
+		"owner":        nullable(ref("Owner")),
+		"created_at":   timestamp("RFC 3339 UTC"),
+		"claimed_at":   timestamp("RFC 3339 UTC; null until claimed"),
+		"started_at":   timestamp("RFC 3339 UTC; null until started"),
+		"finished_at":  timestamp("RFC 3339 UTC; null until terminal"),
+		"stats":        ref("Stats"),
+		"error":        nullable(ref("RunError")),
+		"shards":       nullable(ref("ShardSummary")),
+		"attempts":     obj{"type": "array", "items": ref("Attempt")},
+		"template":     nullable(ref("TemplateRef")),
+	}
+	owner := obj{"instance_id": str(""), "listen": str("host:port of the member's API")}
+	stats := obj{"rows_read": integer(""), "rows_written": integer(""), "pages": integer(""), "bytes": integer(""), "elapsed_ms": integer("")}
+	runErr := obj{"code": obj{"type": "string", "enum": []any{"pipeline_error", "config_error", "vault_key_missing",
+		"vault_tampered", "timeout", "poisoned", "pool_unavailable", "lease_lost", "shard_failed", "shard_key_invalid"}},
+		"message": str("")}
+	shards := obj{"total": integer(""), "pending": integer(""), "running": integer(""), "completed": integer(""), "failed": integer(""), "cancelled": integer("")}
+	attempt := obj{"n": integer("1-based"), "instance_id": str(""), "claimed_at": timestamp(""), "ended_at": timestamp("null while the attempt runs"),
+		"outcome": obj{"type": []any{"string", "null"}, "enum": []any{"completed", "failed", "cancelled", "lost", "handed_back", nil}}}
+	template := obj{"id": str(""), "version": integer("")}
+	callback := obj{
+		"url":          str("where the result is POSTed"),
+		"on":           obj{"type": "array", "items": obj{"type": "string", "enum": []any{"completed", "failed", "cancelled"}}},
+		"extra_fields": obj{"type": "object", "description": "merged into the callback payload"},
+	}
+	submitReq := obj{
+		"config":          obj{"oneOf": []any{str("the pipeline as YAML or JSON text"), obj{"type": "object", "description": "the pipeline as a JSON object"}}},
+		"name":            str("overrides the config's name"),
+		"labels":          stringMap,
+		"pool":            str("the pool to execute in"),
+		"idempotency_key": str("replays answer the original run"),
+		"run_key":         str("unique per pipeline key; a second submit answers the existing run"),
+		"timeout_secs":    obj{"type": "integer", "minimum": 0, "description": "running time across attempts; 0 = none"},
+		"callback":        ref("Callback"),
+		"clock":           obj{"type": "string", "format": "date-time", "description": "the logical instant (RFC 3339)"},
+	}
+	submitResp := obj{"run_id": str(""), "status": str(""), "replayed": boolean("true when an existing run answered")}
+	list := obj{"runs": obj{"type": "array", "items": ref("Run")}, "next_cursor": nullableType("string", "null on the last page")}
+	shardList := obj{"shards": obj{"type": "array", "items": obj{"type": "object"}}, "next_cursor": nullableType("string", "null on the last page")}
+	cfg := obj{"run_id": str(""), "config": str("the stored config, secrets as ${sealed:N}, credentials redacted")}
+	logLine := obj{"seq": integer(""), "at": obj{"type": "string", "format": "date-time"}, "level": str(""), "message": str(""),
+		"attrs": obj{"type": "object"}}
+	logs := obj{"lines": obj{"type": "array", "items": ref("LogLine")}, "next_after": integer("the after value of the next page"),
+		"done": boolean("the run is terminal and every line was returned")}
+	streamEnd := obj{"run_id": str(""), "status": str("the run's final status")}
+	audit := obj{"at": obj{"type": "string", "format": "date-time"}, "actor": str("a principal name or system"), "action": str(""),
+		"run_id": nullableType("string", ""), "details": obj{"type": "object"}}
+	auditResp := obj{"entries": obj{"type": "array", "items": ref("AuditEntry")}, "next_after": integer("the after value of the next page")}
+	connector := obj{"type": str(""), "description": str(""),
+		"roles":        obj{"type": "array", "items": obj{"type": "string", "enum": []any{"source", "sink"}}},
+		"exactly_once": boolean("the sink supports delivery: exactly_once"), "shardable": boolean("the source can be sharded"),
+		"schemas": obj{"type": "object", "description": "a JSON Schema (2020-12) of the config block per role",
+			"additionalProperties": obj{"type": "object"}}}
+	member := obj{"instance_id": str(""), "listen": str(""), "pools": nullableArray(), "in_flight": integer(""), "max_concurrent": integer("")}
+	cluster := obj{"enabled": boolean(""), "instances": integer(""), "pools": nullableArray(), "members": obj{"type": "array", "items": ref("Member")}}
+	ready := obj{"status": str(""), "history_ok": boolean(""), "queue_ok": boolean(""), "draining": boolean(""), "cluster": ref("Cluster")}
+	errPayload := obj{"code": obj{"type": "string", "enum": errorCodes()}, "message": str("for people; never holds secrets"),
+		"details": obj{"type": "object", "description": "invalid_config: {errors: [{path, message, line?, column?}]}"}}
+
+	return obj{
+		"Run":             object(all(run), run),
+		"Owner":           object(all(owner), owner),
+		"Stats":           object(all(stats), stats),
+		"RunError":        object(all(runErr), runErr),
+		"ShardSummary":    object(all(shards), shards),
+		"Attempt":         object(all(attempt), attempt),
+		"TemplateRef":     object(all(template), template),
+		"Callback":        object([]string{"url"}, callback),
+		"SubmitRequest":   object([]string{"config"}, submitReq),
+		"SubmitResponse":  object([]string{"run_id", "status"}, submitResp),
+		"RollbackRequest": object(nil, obj{"config": submitReq["config"]}),
+		"ListResponse":    object(all(list), list),
+		"ShardsResponse":  object(all(shardList), shardList),
+		"ConfigResponse":  object(all(cfg), cfg),
+		"LogLine":         object([]string{"seq", "at", "level", "message"}, logLine),
+		"LogsResponse":    object(all(logs), logs),
+		"LogStreamEnd":    object(all(streamEnd), streamEnd),
+		"AuditEntry":      object(all(audit), audit),
+		"AuditResponse":   object(all(auditResp), auditResp),
+		"Connector":       object(all(connector), connector),
+		"ConnectorsResponse": object([]string{"connectors"},
+			obj{"connectors": obj{"type": "array", "items": ref("Connector")}}),
+		"Member":       object(all(member), member),
+		"Cluster":      object(all(cluster), cluster),
+		"Readiness":    object(all(ready), ready),
+		"ErrorPayload": object([]string{"code", "message"}, errPayload),
+		"ErrorBody":    object([]string{"error"}, obj{"error": ref("ErrorPayload")}),
+	}
+}
+
+func nullableArray() obj {
+	return obj{"type": []any{"array", "null"}, "items": obj{"type": "string"}}
+}

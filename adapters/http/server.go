@@ -1,0 +1,180 @@
+package http
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/sluicehq/sluice/application/runs"
+)
+
+// The application's run service is what bootstrap hands to New.
+var _ RunService = (*runs.Service)(nil)
+
+// DefaultBodyLimit is the request body limit when Config.BodyLimitBytes is zero (SPEC §2.7).
+const DefaultBodyLimit int64 = 1 << 20
+
+// DefaultPollInterval is the claim-loop interval assumed when Config.PollInterval is zero;
+// it sets Retry-After on 429 answers and the polling pace of followed logs.
+const DefaultPollInterval = time.Second
+
+// Config is what the handler is configured with; zero values take the defaults.
+type Config struct {
+	BodyLimitBytes int64
+	Auth           AuthConfig
+	// PollInterval is the claim-loop interval: 429 answers tell clients to retry after it,
+	// and followed logs poll the history at this pace.
+	PollInterval time.Duration
+	// Version is the binary version, shown in the OpenAPI document.
+	Version string
+}
+
+// Deps are the ports the handler calls. Runs is required; a nil Health reports ready, a
+// nil Metrics answers 404 at /metrics, nil Connectors lists none, nil RequestMetrics and
+// nil Log record nothing.
+type Deps struct {
+	Runs           RunService
+	Health         Health
+	Metrics        http.Handler
+	Connectors     Connectors
+	RequestMetrics RequestMetrics
+	Log            *slog.Logger
+}
+
+// server holds what every handler shares; one per New, so two handlers in one process
+// (tests, or two listeners) never share state.
+type server struct {
+	cfg   Config
+	deps  Deps
+	log   *slog.Logger
+	auth  *authenticator
+	perms permissions
+	doc   []byte // the rendered OpenAPI document
+}
+
+// New builds the REST handler. It panics when deps.Runs is nil: that is a wiring bug the
+// composition root must not ship.
+func New(cfg Config, deps Deps) http.Handler {
+	if deps.Runs == nil {
+		panic("http.New: Deps.Runs is nil")
+	}
+	if cfg.BodyLimitBytes <= 0 {
+		cfg.BodyLimitBytes = DefaultBodyLimit
+	}
+	if cfg.PollInterval <= 0 {
+		cfg.PollInterval = DefaultPollInterval
+	}
+	log := deps.Log
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	s := &server{
+		cfg:   cfg,
+		deps:  deps,
+		log:   log,
+		auth:  newAuthenticator(cfg.Auth),
+		perms: permissionTable(),
+	}
+	// gin keeps its mode in an atomic package variable; release mode only silences its
+	// debug printing, it changes no behaviour we rely on.
+	gin.SetMode(gin.ReleaseMode)
+	e := gin.New()
+	e.RedirectTrailingSlash = false
+	e.RedirectFixedPath = false
+	e.ContextWithFallback = true
+	e.Use(s.observe, s.recover, s.authorize, s.limitBody)
+	e.NoRoute(s.noRoute)
+	s.routes(e)
+	s.doc = renderOpenAPI(cfg.Version)
+	return e
+}
+
+// routes registers every route. The OpenAPI document must list exactly these (a test
+// compares them), and the permission table says who may call each.
+func (s *server) routes(e *gin.Engine) {
+	e.GET("/livez", s.livez)
+	e.GET("/readyz", s.readyz)
+	e.GET("/metrics", s.metrics)
+
+	v1 := e.Group("/v1")
+	v1.POST("/runs", s.submit)
+	v1.GET("/runs", s.list)
+	v1.GET("/runs/:id", s.get)
+	v1.DELETE("/runs/:id", s.delete)
+	v1.GET("/runs/:id/shards", s.shards)
+	v1.GET("/runs/:id/config", s.config)
+	v1.POST("/runs/:id/cancel", s.cancel)
+	v1.POST("/runs/:id/rollback", s.rollback)
+	v1.GET("/runs/:id/logs", s.logs)
+	v1.GET("/audit", s.audit)
+	v1.GET("/connectors", s.connectors)
+	v1.GET("/openapi.json", s.openapi)
+}
+
+// observe records every answered request by route pattern (SPEC §10).
+func (s *server) observe(c *gin.Context) {
+	start := time.Now()
+	c.Next()
+	if s.deps.RequestMetrics == nil {
+		return
+	}
+	route := c.FullPath()
+	if route == "" {
+		route = "unmatched" // raw paths would let clients mint label values
+	}
+	s.deps.RequestMetrics.Observe(c.Request.Method, route, c.Writer.Status(), time.Since(start))
+}
+
+// recover turns a handler panic into a generic 500; the panic value is logged, never sent.
+func (s *server) recover(c *gin.Context) {
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			s.log.ErrorContext(c.Request.Context(), "http handler panicked",
+				"method", c.Request.Method, "route", c.FullPath(), "panic", redact(fmt.Sprint(v)))
+			if !c.Writer.Written() {
+				writeError(c, internalError())
+			}
+			c.Abort()
+		}
+	}()
+	c.Next()
+}
+
+// limitBody caps every request body (SPEC §2.7). A declared length over the limit is
+// refused before reading; a body that grows past it fails its read with 413.
+func (s *server) limitBody(c *gin.Context) {
+	if c.Request.ContentLength > s.cfg.BodyLimitBytes {
+		s.fail(c, tooLarge(s.cfg.BodyLimitBytes))
+		c.Abort()
+		return
+	}
+	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, s.cfg.BodyLimitBytes)
+	c.Next()
+}
+
+func (s *server) noRoute(c *gin.Context) {
+	s.fail(c, apiErrorf(http.StatusNotFound, codeNotFound, "no route %s %s", c.Request.Method, c.Request.URL.Path))
+}
+
+func (s *server) livez(c *gin.Context) {
+	c.JSON(http.StatusOK, gin.H{"status": "ok"})
+}
+
+func (s *server) metrics(c *gin.Context) {
+	if s.deps.Metrics == nil {
+		s.fail(c, apiErrorf(http.StatusNotFound, codeNotFound, "metrics are not enabled on this server"))
+		return
+	}
+	s.deps.Metrics.ServeHTTP(c.Writer, c.Request)
+}
+
+func (s *server) openapi(c *gin.Context) {
+	c.Data(http.StatusOK, "application/json", s.doc)
+}

@@ -1,0 +1,15 @@
+package store
+
+import (
+	"github.com/sluicehq/sluice/application/cluster"
+	"github.com/sluicehq/sluice/application/execute"
+	"github.com/sluicehq/sluice/application/runs"
+)
+
+// The ports this package implements.
+var (
+	_ runs.Store          = (*Store)(nil)
+	_ cluster.Store       = (*Store)(nil)
+	_ cluster.OutboxStore = (*Store)(nil)
+	_ execute.StateStore  = (*Store)(nil)
+)

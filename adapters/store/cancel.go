@@ -1,0 +1,87 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/uptrace/bun"
+
+	"github.com/sluicehq/sluice/application/runs"
+	"github.com/sluicehq/sluice/domain/run"
+)
+
+// CancelQueued cancels a queued or pending run in one conditional statement, writing its
+// callback outbox row (and promoting a queued sibling) in the same transaction. A run in
+// another status comes back unchanged with ok=false; a missing one is run.ErrNotFound.
+func (s *Store) CancelQueued(ctx context.Context, id string, build runs.CallbackBuilder) (*runs.Record, bool, error) {
+	var (
+		rec *runs.Record
+		ok  bool
+	)
+	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if err := s.lockRunPipeline(ctx, tx, id); err != nil {
+			return err
+		}
+		var err error
+		rec, err = scanRun(ctx, tx, s.q(`UPDATE sluice_runs SET status = 'cancelled', finished_at = {now}
+WHERE id = ? AND status IN ('queued', 'pending')
+RETURNING `+runCols("")), id)
+		if err != nil {
+			return err
+		}
+		if rec == nil {
+			rec, err = s.getRun(ctx, tx, id, "")
+			return err
+		}
+		ok = true
+		return s.afterTerminal(ctx, tx, rec, build)
+	})
+	if err != nil {
+		return nil, false, translate("cancel run "+id, err)
+	}
+	return rec, ok, nil
+}
+
+// RequestCancel sets the cancel flag of a running or sharded run, for its owner to see.
+// Any other status is run.ErrConflict naming it (a queued or pending run is cancelled
+// with CancelQueued; a terminal one has nothing left to cancel), so a caller racing a
+// status change re-reads the run; a missing run is run.ErrNotFound.
+func (s *Store) RequestCancel(ctx context.Context, id string) error {
+	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		res, err := tx.NewRaw(`UPDATE sluice_runs SET cancel_requested = TRUE
+WHERE id = ? AND status IN ('running', 'sharded')`, id).Exec(ctx)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 1 {
+			return s.notifyCancel(ctx, tx, id)
+		}
+		rec, err := s.getRun(ctx, tx, id, "")
+		if err != nil {
+			return err
+		}
+		return fmt.Errorf("run %s is %s, not running or sharded: %w", id, rec.Status, run.ErrConflict)
+	})
+	return translate("request cancel of run "+id, err)
+}
+
+// Delete removes a terminal run; its labels and logs go with it (foreign keys cascade).
+// A run that is not terminal is run.ErrConflict; a missing one run.ErrNotFound.
+func (s *Store) Delete(ctx context.Context, id string) error {
+	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		res, err := tx.NewRaw(`DELETE FROM sluice_runs
+WHERE id = ? AND status IN ('completed', 'failed', 'cancelled')`, id).Exec(ctx)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 1 {
+			return nil
+		}
+		rec, err := s.getRun(ctx, tx, id, "")
+		if err != nil {
+			return err
+		}
+		return fmt.Errorf("run %s is %s: only terminal runs can be deleted: %w", id, rec.Status, run.ErrConflict)
+	})
+	return translate("delete run "+id, err)
+}

@@ -1,0 +1,32 @@
+package store_test
+
+import (
+	"path/filepath"
+	"testing"
+
+	storecontract "github.com/sluicehq/sluice/tests/contract/store"
+	"github.com/sluicehq/sluice/tests/testdb"
+)
+
+func TestStoreContract_SQLite(t *testing.T) {
+	t.Parallel()
+	storecontract.Run(t, storecontract.Harness{
+		NewURL: func(t *testing.T) string { return "sqlite:" + filepath.Join(t.TempDir(), "history.db") },
+		Shared: true,
+	})
+}
+
+func TestStoreContract_Memory(t *testing.T) {
+	t.Parallel()
+	storecontract.Run(t, storecontract.Harness{
+		NewURL: func(*testing.T) string { return "memory" },
+	})
+}
+
+func TestStoreContract_Postgres(t *testing.T) {
+	t.Parallel()
+	storecontract.Run(t, storecontract.Harness{
+		NewURL: func(t *testing.T) string { return testdb.Postgres(t) },
+		Shared: true,
+	})
+}

@@ -1,0 +1,194 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/sluicehq/sluice/application/runs"
+	"github.com/sluicehq/sluice/domain/run"
+)
+
+// errReplay rolls back a Create whose answer is an existing run.
+var errReplay = errors.New("replay")
+
+// Create stores a new run; see runs.Store. rec.Status is set to what was stored
+// (pending, or queued by serial admission). A zero rec.CreatedAt is set to now.
+func (s *Store) Create(ctx context.Context, rec *runs.Record, idem *runs.Idempotency) (runs.CreateResult, error) {
+	status := rec.Status
+	if status == "" {
+		status = string(run.Pending)
+	}
+	if status != string(run.Pending) && status != string(run.Queued) {
+		return runs.CreateResult{}, &run.TransitionError{From: run.StatusNew, To: run.Status(status)}
+	}
+	if rec.ID == "" {
+		return runs.CreateResult{}, errors.New("create run: the record has no id")
+	}
+	if rec.CreatedAt.IsZero() {
+		rec.CreatedAt = time.Now()
+	}
+	var res runs.CreateResult
+	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if err := s.lockPipeline(ctx, tx, rec.Tenant, rec.Name); err != nil {
+			return err
+		}
+		if idem != nil {
+			existing, claimed, err := s.claimIdempotency(ctx, tx, rec.ID, idem)
+			if err != nil {
+				return err
+			}
+			if !claimed {
+				res = existing
+				return errReplay
+			}
+		}
+		if rec.RunKey != "" {
+			var other struct {
+				ID     string `bun:"id"`
+				Status string `bun:"status"`
+			}
+			err := tx.NewRaw("SELECT id, status FROM sluice_runs WHERE tenant = ? AND name = ? AND run_key = ?",
+				rec.Tenant, rec.Name, rec.RunKey).Scan(ctx, &other)
+			switch {
+			case err == nil:
+				// The idempotency key inserted above rolls back with errReplay.
+				res = runs.CreateResult{RunID: other.ID, Status: other.Status}
+				return errReplay
+			case !errors.Is(err, sql.ErrNoRows):
+				return err
+			}
+		}
+		if rec.Serial && status == string(run.Pending) {
+			var n int
+			if err := tx.NewRaw(`SELECT count(*) FROM sluice_runs WHERE tenant = ? AND name = ?
+  AND status IN ('queued', 'pending', 'running', 'sharded')`, rec.Tenant, rec.Name).Scan(ctx, &n); err != nil {
+				return err
+			}
+			if n > 0 {
+				status = string(run.Queued)
+			}
+		}
+		if err := s.insertRun(ctx, tx, rec, status); err != nil {
+			return err
+		}
+		if status == string(run.Pending) {
+			if err := s.notifyWork(ctx, tx); err != nil {
+				return err
+			}
+		}
+		res = runs.CreateResult{Created: true, RunID: rec.ID, Status: status}
+		return nil
+	})
+	if errors.Is(err, errReplay) {
+		return res, nil
+	}
+	if err != nil {
+		return runs.CreateResult{}, translate("create run "+rec.ID, err)
+	}
+	rec.Status = status
+	return res, nil
+}
+
+// claimIdempotency inserts the key, or reports the entry that holds it (claimed=false).
+// A concurrent insert of the same key waits on the unique index and then conflicts, so
+// of several submits with one key exactly one claims it.
+func (s *Store) claimIdempotency(ctx context.Context, tx bun.Tx, runID string, idem *runs.Idempotency) (runs.CreateResult, bool, error) {
+	var inserted []string
+	if err := tx.NewRaw(`INSERT INTO sluice_idempotency (scope, key, fingerprint, run_id, created_at)
+VALUES (?, ?, ?, ?, ?) ON CONFLICT (scope, key) DO NOTHING RETURNING run_id`,
+		idem.Scope, idem.Key, idem.Fingerprint, runID, time.Now().UnixMilli()).Scan(ctx, &inserted); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return runs.CreateResult{}, false, err
+	}
+	if len(inserted) == 1 {
+		return runs.CreateResult{}, true, nil
+	}
+	var held struct {
+		Fingerprint string `bun:"fingerprint"`
+		RunID       string `bun:"run_id"`
+	}
+	if err := tx.NewRaw("SELECT fingerprint, run_id FROM sluice_idempotency WHERE scope = ? AND key = ?",
+		idem.Scope, idem.Key).Scan(ctx, &held); err != nil {
+		return runs.CreateResult{}, false, err
+	}
+	res := runs.CreateResult{RunID: held.RunID, Fingerprint: held.Fingerprint}
+	var st []string
+	if err := tx.NewRaw("SELECT status FROM sluice_runs WHERE id = ?", held.RunID).Scan(ctx, &st); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return runs.CreateResult{}, false, err
+	}
+	if len(st) == 0 {
+		res.RunDeleted = true
+	} else {
+		res.Status = st[0]
+	}
+	return res, false, nil
+}
+
+func (s *Store) insertRun(ctx context.Context, tx bun.Tx, rec *runs.Record, status string) error {
+	labels := "{}"
+	if len(rec.Labels) > 0 {
+		b, err := json.Marshal(rec.Labels)
+		if err != nil {
+			return fmt.Errorf("labels: %w", err)
+		}
+		labels = string(b)
+	}
+	var callback any
+	if rec.Callback != nil {
+		b, err := json.Marshal(rec.Callback)
+		if err != nil {
+			return fmt.Errorf("callback: %w", err)
+		}
+		callback = string(b)
+	}
+	maxAttempts := rec.MaxAttempts
+	if maxAttempts < 1 {
+		maxAttempts = 1
+	}
+	shards := rec.ShardCount
+	if shards < 1 {
+		shards = 1
+	}
+	if _, err := tx.NewRaw(`INSERT INTO sluice_runs (id, name, tenant, pool, status, labels, trigger_kind,
+  run_key, run_date, logical_at, serial, max_attempts, timeout_secs, config, config_sealed, callback,
+  template_id, template_version, shard_count, created_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		rec.ID, rec.Name, rec.Tenant, rec.Pool, status, labels, rec.TriggerKind,
+		nullIfEmpty(rec.RunKey), rec.RunDate, logicalMS(rec), rec.Serial, maxAttempts,
+		nullIfZero(rec.TimeoutSecs), rec.Config, rec.ConfigSealed, callback,
+		nullIfEmpty(rec.TemplateID), nullIfZero(rec.TemplateVersion), shards,
+		rec.CreatedAt.UnixMilli()).Exec(ctx); err != nil {
+		return err
+	}
+	if len(rec.Labels) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	args := make([]any, 0, 3*len(rec.Labels))
+	b.WriteString("INSERT INTO sluice_run_labels (run_id, key, value) VALUES ")
+	for i, k := range slices.Sorted(maps.Keys(rec.Labels)) {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("(?, ?, ?)")
+		args = append(args, rec.ID, k, rec.Labels[k])
+	}
+	_, err := tx.NewRaw(b.String(), args...).Exec(ctx)
+	return err
+}
+
+// logicalMS is the logical instant; a run without one takes its creation time.
+func logicalMS(rec *runs.Record) int64 {
+	if rec.LogicalAt.IsZero() {
+		return rec.CreatedAt.UnixMilli()
+	}
+	return rec.LogicalAt.UnixMilli()
+}

@@ -1,0 +1,179 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/sluicehq/sluice/application/cluster"
+	"github.com/sluicehq/sluice/application/runs"
+	"github.com/sluicehq/sluice/domain/run"
+)
+
+// fence is the condition of every write about an owned run: the owner and epoch of the
+// claim, and a lease unexpired by the database clock. Arguments: id, owner, epoch.
+const fence = "id = ? AND owner = ? AND lease_epoch = ? AND status = 'running' AND lease_expires_at > {now}"
+
+// Claim moves up to n pending runs of pools to running for owner in one statement,
+// oldest first; see cluster.Store.
+func (s *Store) Claim(ctx context.Context, owner cluster.Owner, pools []string, n int, ttl time.Duration) ([]cluster.Claimed, error) {
+	if n <= 0 || len(pools) == 0 {
+		return nil, nil
+	}
+	if owner.InstanceID == "" {
+		return nil, errors.New("claim: the owner has no instance id")
+	}
+	var rows []claimedRow
+	claim := func(ctx context.Context, db bun.IDB) error {
+		err := db.NewRaw(s.q(s.d.claim), owner.InstanceID, owner.Listen, ttl.Milliseconds(),
+			owner.InstanceID, bun.In(pools), n).Scan(ctx, &rows)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		return err
+	}
+	var err error
+	if s.d.claimInTx {
+		err = s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error { return claim(ctx, tx) })
+	} else {
+		err = claim(ctx, s.db)
+	}
+	if err != nil {
+		return nil, translate("claim runs", err)
+	}
+	out := make([]cluster.Claimed, len(rows))
+	for i, r := range rows {
+		out[i] = r.claimed()
+	}
+	// RETURNING follows no order; callers start the oldest first.
+	slices.SortFunc(out, func(a, b cluster.Claimed) int { return strings.Compare(a.ID, b.ID) })
+	return out, nil
+}
+
+// Renew extends the leases of held in one statement and returns the refs it renewed; a
+// ref missing from the answer lost its lease (another epoch, another owner, expired).
+func (s *Store) Renew(ctx context.Context, owner string, held []cluster.Ref, ttl time.Duration) ([]cluster.Ref, error) {
+	if len(held) == 0 {
+		return nil, nil
+	}
+	var b strings.Builder
+	args := []any{ttl.Milliseconds(), owner}
+	b.WriteString(`UPDATE sluice_runs SET lease_expires_at = {now} + ?
+WHERE owner = ? AND status = 'running' AND lease_expires_at > {now}
+  AND (id, lease_epoch) IN (VALUES `)
+	for i, r := range held {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("(?, ?)")
+		args = append(args, r.ID, r.Epoch)
+	}
+	b.WriteString(") RETURNING id, lease_epoch")
+	var rows []struct {
+		ID    string `bun:"id"`
+		Epoch int64  `bun:"lease_epoch"`
+	}
+	if err := s.db.NewRaw(s.q(b.String()), args...).Scan(ctx, &rows); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, translate("renew leases", err)
+	}
+	out := make([]cluster.Ref, len(rows))
+	for i, r := range rows {
+		out[i] = cluster.Ref{ID: r.ID, Epoch: r.Epoch}
+	}
+	return out, nil
+}
+
+// Progress records the counters of an owned run; run.ErrLeaseLost when the fence fails.
+// Counters are the current attempt's; elapsed time adds up across attempts.
+func (s *Store) Progress(ctx context.Context, owner string, ref cluster.Ref, p cluster.Progress) error {
+	res, err := s.db.NewRaw(s.q(`UPDATE sluice_runs SET rows_read = ?, rows_written = ?, pages = ?, bytes = ?,
+  elapsed_ms = elapsed_base_ms + ?
+WHERE `+fence), p.RowsRead, p.RowsWritten, p.Pages, p.Bytes, p.ElapsedMS, ref.ID, owner, ref.Epoch).Exec(ctx)
+	if err != nil {
+		return translate("record progress of run "+ref.ID, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return leaseLost(ref)
+	}
+	return nil
+}
+
+func leaseLost(ref cluster.Ref) error {
+	return fmt.Errorf("run %s at epoch %d: %w", ref.ID, ref.Epoch, run.ErrLeaseLost)
+}
+
+// Finish ends an owned run in one transaction: status, counters, error, the attempt's
+// outcome, the callback outbox row and the promotion of a queued sibling.
+func (s *Store) Finish(ctx context.Context, owner string, ref cluster.Ref, o cluster.Outcome, build runs.CallbackBuilder) error {
+	to := run.Status(o.Status)
+	if !to.Terminal() {
+		return &run.TransitionError{From: run.Running, To: to}
+	}
+	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if err := s.lockRunPipeline(ctx, tx, ref.ID); err != nil {
+			if errors.Is(err, run.ErrNotFound) {
+				return leaseLost(ref)
+			}
+			return err
+		}
+		rec, err := scanRun(ctx, tx, s.q(`UPDATE sluice_runs SET status = ?,
+  rows_read = ?, rows_written = ?, pages = ?, bytes = ?, elapsed_ms = elapsed_base_ms + ?,
+  error_code = ?, error_message = ?, finished_at = {now},
+  owner = NULL, owner_listen = NULL, lease_expires_at = NULL,
+  attempts = `+s.d.closeAttempt+`
+WHERE `+fence+`
+RETURNING `+runCols("")),
+			o.Status, o.Stats.RowsRead, o.Stats.RowsWritten, o.Stats.Pages, o.Stats.Bytes, o.Stats.ElapsedMS,
+			nullIfEmpty(o.ErrorCode), nullIfEmpty(o.ErrorMessage), o.Status, ref.ID, owner, ref.Epoch)
+		if err != nil {
+			return err
+		}
+		if rec == nil {
+			return leaseLost(ref)
+		}
+		return s.afterTerminal(ctx, tx, rec, build)
+	})
+	return translate("finish run "+ref.ID, err)
+}
+
+// HandBack returns an owned run to pending without spending an attempt, or ends it
+// cancelled (with its callback) when its cancel was requested.
+func (s *Store) HandBack(ctx context.Context, owner string, ref cluster.Ref, p cluster.Progress) error {
+	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if err := s.lockRunPipeline(ctx, tx, ref.ID); err != nil {
+			if errors.Is(err, run.ErrNotFound) {
+				return leaseLost(ref)
+			}
+			return err
+		}
+		rec, err := scanRun(ctx, tx, s.q(`UPDATE sluice_runs SET
+  status = CASE WHEN cancel_requested THEN 'cancelled' ELSE 'pending' END,
+  attempt = CASE WHEN cancel_requested THEN attempt ELSE attempt - 1 END,
+  finished_at = CASE WHEN cancel_requested THEN {now} ELSE NULL END,
+  rows_read = ?, rows_written = ?, pages = ?, bytes = ?, elapsed_ms = elapsed_base_ms + ?,
+  owner = NULL, owner_listen = NULL, lease_expires_at = NULL,
+  attempts = `+s.d.closeAttempt+`
+WHERE `+fence+`
+RETURNING `+runCols("")),
+			p.RowsRead, p.RowsWritten, p.Pages, p.Bytes, p.ElapsedMS, string(run.OutcomeHandedBack),
+			ref.ID, owner, ref.Epoch)
+		if err != nil {
+			return err
+		}
+		if rec == nil {
+			return leaseLost(ref)
+		}
+		if rec.Status == string(run.Cancelled) {
+			// The port passes no builder here; Options.Callbacks stands in.
+			return s.afterTerminal(ctx, tx, rec, s.callbacks)
+		}
+		return s.notifyWork(ctx, tx)
+	})
+	return translate("hand back run "+ref.ID, err)
+}

@@ -1,0 +1,237 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
+	"github.com/uptrace/bun/dialect/sqlitedialect"
+	"github.com/uptrace/bun/driver/sqliteshim"
+	"github.com/uptrace/bun/schema"
+
+	"github.com/sluicehq/sluice/application/runs"
+)
+
+// Dialect names, as Dialect reports them.
+const (
+	DialectPostgres = "postgres"
+	DialectSQLite   = "sqlite"
+)
+
+// Options tune Open.
+type Options struct {
+	// Schema is the PostgreSQL schema holding the history; it is created when missing and
+	// every connection's search_path points at it. Empty means the URL's search_path when
+	// that names one schema, else "public". Advisory-lock keys and NOTIFY channels are
+	// derived from it, so histories in different schemas never disturb each other.
+	// Ignored for SQLite.
+	Schema string
+	// QueryHook observes every statement (tests count statements with it).
+	QueryHook bun.QueryHook
+	// Logger receives migration and lock messages; nil discards them.
+	Logger *slog.Logger
+	// Callbacks builds the callback of a run that HandBack ends cancelled (its port
+	// method takes no builder); nil writes no outbox row there.
+	Callbacks runs.CallbackBuilder
+	// PollOnly turns off NOTIFY wake-ups on PostgreSQL (connection poolers drop them).
+	PollOnly bool
+}
+
+// Store is the run history.
+type Store struct {
+	db     *bun.DB
+	d      dialect
+	schema string // PostgreSQL schema; "" for SQLite
+	path   string // SQLite file; "" for PostgreSQL and memory
+	memory bool
+	log    *slog.Logger
+	redact func(string) string
+	notify *notifier
+	// callbacks is Options.Callbacks.
+	callbacks runs.CallbackBuilder
+	migrate   sync.Mutex // serialises Migrate calls inside this process
+}
+
+// Pool sizes. PostgreSQL: the loops of one member plus requests; the exclusive lock and
+// each Migrate hold one connection of it. SQLite: WAL readers run side by side while
+// writers take turns (busy_timeout), so a few connections are plenty.
+const (
+	pgConns     = 16
+	sqliteConns = 8
+)
+
+var schemaName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
+
+// Open connects to the history named by url: "memory", "sqlite:PATH", "sqlite://PATH",
+// "postgres://…" or "postgresql://…". It does not migrate; call Migrate or CheckSchema.
+func Open(ctx context.Context, url string, opts Options) (*Store, error) {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	redact := redactor(url)
+	var (
+		s   *Store
+		err error
+	)
+	switch {
+	case url == "memory":
+		s, err = openMemory()
+	case strings.HasPrefix(url, "sqlite://"):
+		s, err = openSQLiteFile(strings.TrimPrefix(url, "sqlite://"))
+	case strings.HasPrefix(url, "sqlite:"):
+		s, err = openSQLiteFile(strings.TrimPrefix(url, "sqlite:"))
+	case strings.HasPrefix(url, "postgres://"), strings.HasPrefix(url, "postgresql://"):
+		s, err = openPostgres(url, opts.Schema, redact)
+	default:
+		return nil, fmt.Errorf("--history %q is not a history URL: use memory, sqlite:PATH, sqlite://PATH, postgres://… or postgresql://…",
+			shorten(redact(url)))
+	}
+	if err != nil {
+		return nil, errors.New(redact(err.Error()))
+	}
+	s.log, s.redact, s.callbacks = log, redact, opts.Callbacks
+	if opts.QueryHook != nil {
+		s.db.AddQueryHook(opts.QueryHook)
+	}
+	if s.d.name == DialectPostgres && !opts.PollOnly {
+		s.notify = newNotifier(s)
+	}
+	if err := s.db.PingContext(ctx); err != nil {
+		_ = s.db.Close()
+		return nil, fmt.Errorf("--history: the database does not answer: %s", redact(err.Error()))
+	}
+	if s.d.name == DialectPostgres {
+		if err := s.ensureSchema(ctx); err != nil {
+			_ = s.db.Close()
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+func shorten(s string) string {
+	if len(s) > 60 {
+		return s[:60] + "…"
+	}
+	return s
+}
+
+func openMemory() (*Store, error) {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return nil, fmt.Errorf("memory history: %w", err)
+	}
+	// A uniquely named shared-cache database lives as long as one connection to it is
+	// open. One connection serialises every statement, which is what an in-memory SQLite
+	// needs: shared-cache table locks do not honour busy_timeout.
+	dsn := "file:sluice-mem-" + hex.EncodeToString(b[:]) +
+		"?mode=memory&cache=shared&_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)&_txlock=immediate"
+	sqldb, err := sql.Open(sqliteshim.ShimName, dsn)
+	if err != nil {
+		return nil, fmt.Errorf("memory history: %w", err)
+	}
+	sqldb.SetMaxOpenConns(1)
+	sqldb.SetMaxIdleConns(1)
+	sqldb.SetConnMaxLifetime(0)
+	sqldb.SetConnMaxIdleTime(0)
+	return &Store{db: newBun(sqldb, sqlitedialect.New()), d: sqliteDialect(), memory: true}, nil
+}
+
+func openSQLiteFile(path string) (*Store, error) {
+	if path == "" {
+		return nil, errors.New("--history sqlite: needs a file path, e.g. sqlite:./.sluice/history.db")
+	}
+	if dir := filepath.Dir(path); dir != "" {
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			return nil, fmt.Errorf("--history sqlite:%s: directory %s does not exist (create it, or use another path)", path, dir)
+		}
+	}
+	esc := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
+	dsn := "file:" + esc.Replace(path) +
+		"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_txlock=immediate"
+	sqldb, err := sql.Open(sqliteshim.ShimName, dsn)
+	if err != nil {
+		return nil, fmt.Errorf("--history sqlite:%s: %w", path, err)
+	}
+	sqldb.SetMaxOpenConns(sqliteConns)
+	return &Store{db: newBun(sqldb, sqlitedialect.New()), d: sqliteDialect(), path: path}, nil
+}
+
+func openPostgres(url, schemaOpt string, redact func(string) string) (*Store, error) {
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("--history: cannot parse the PostgreSQL URL: %s", redact(err.Error()))
+	}
+	schema := schemaOpt
+	if schema == "" {
+		schema = "public"
+		if sp := strings.TrimSpace(cfg.RuntimeParams["search_path"]); sp != "" {
+			schema = strings.Trim(sp, `"`)
+		}
+	}
+	if !schemaName.MatchString(schema) {
+		return nil, fmt.Errorf("--history: schema %q must be one identifier of letters, digits and underscores (set search_path in the URL)", schema)
+	}
+	cfg.RuntimeParams["search_path"] = `"` + schema + `"`
+	// bun interpolates every argument into the statement text, so a prepared-statement
+	// cache would only fill up with one-off statements: the simple protocol is one round
+	// trip per statement.
+	cfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
+	sqldb := stdlib.OpenDB(*cfg)
+	sqldb.SetMaxOpenConns(pgConns)
+	sqldb.SetMaxIdleConns(pgConns)
+	return &Store{db: newBun(sqldb, pgdialect.New()), d: pgDialect(), schema: schema}, nil
+}
+
+// newBun wraps sqldb; unknown columns are discarded so a binary keeps reading a history
+// that a later migration widened.
+func newBun(sqldb *sql.DB, d schema.Dialect) *bun.DB {
+	return bun.NewDB(sqldb, d, bun.WithDiscardUnknownColumns())
+}
+
+// ensureSchema creates the PostgreSQL schema when it is missing. Two servers starting at
+// once may race on it; the loser sees the schema exist and carries on.
+func (s *Store) ensureSchema(ctx context.Context) error {
+	_, err := s.db.ExecContext(ctx, `CREATE SCHEMA IF NOT EXISTS "`+s.schema+`"`)
+	if err == nil {
+		return nil
+	}
+	var exists bool
+	if qerr := s.db.QueryRowContext(ctx,
+		"SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = ?)", s.schema).Scan(&exists); qerr == nil && exists {
+		return nil
+	}
+	return fmt.Errorf("--history: cannot create schema %q: %s", s.schema, s.redact(err.Error()))
+}
+
+// Close stops background notifications and closes the connections.
+func (s *Store) Close() error {
+	if s.notify != nil {
+		s.notify.stop()
+	}
+	return s.db.Close()
+}
+
+// Dialect is "postgres" or "sqlite".
+func (s *Store) Dialect() string { return s.d.name }
+
+// Schema is the PostgreSQL schema of the history ("" for SQLite).
+func (s *Store) Schema() string { return s.schema }
+
+// DB is the underlying connection pool, for tests and tools that inspect the history
+// directly; application code goes through the ports.
+func (s *Store) DB() *bun.DB { return s.db }

@@ -1,0 +1,134 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/uptrace/bun"
+
+	"github.com/sluicehq/sluice/application/runs"
+	"github.com/sluicehq/sluice/domain/run"
+)
+
+// List page sizes (SPEC §2.3).
+const (
+	DefaultListLimit = 50
+	MaxListLimit     = 500
+)
+
+// Get returns the run with id, or run.ErrNotFound.
+func (s *Store) Get(ctx context.Context, id string) (*runs.Record, error) {
+	rec, err := s.getRun(ctx, s.db, id, "")
+	if err != nil {
+		return nil, translate("get run "+id, err)
+	}
+	return rec, nil
+}
+
+// getRun reads one run through db (a transaction or the pool); suffix may lock the row.
+func (s *Store) getRun(ctx context.Context, db bun.IDB, id, suffix string) (*runs.Record, error) {
+	var row runRow
+	err := db.NewRaw("SELECT "+runCols("")+" FROM sluice_runs WHERE id = ?"+suffix, id).Scan(ctx, &row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("run %s: %w", id, run.ErrNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return row.record()
+}
+
+// List returns runs newest first (by id: UUIDv7 ids sort by creation). Filter.After is
+// the id of the last run of the previous page. Limit defaults to 50 and is capped at 500.
+func (s *Store) List(ctx context.Context, f runs.Filter) ([]*runs.Record, error) {
+	var (
+		where []string
+		args  []any
+	)
+	add := func(cond string, a ...any) {
+		where = append(where, cond)
+		args = append(args, a...)
+	}
+	if len(f.Status) > 0 {
+		add("status IN (?)", bun.In(f.Status))
+	}
+	if f.Name != "" {
+		add("name = ?", f.Name)
+	}
+	if f.Pool != "" {
+		add("pool = ?", f.Pool)
+	}
+	if f.Tenant != "" || f.TenantSet {
+		add("tenant = ?", f.Tenant)
+	}
+	if f.RunKey != "" {
+		add("run_key = ?", f.RunKey)
+	}
+	for _, k := range slices.Sorted(maps.Keys(f.Labels)) {
+		add(`EXISTS (SELECT 1 FROM sluice_run_labels l
+  WHERE l.run_id = sluice_runs.id AND l.key = ? AND l.value = ?)`, k, f.Labels[k])
+	}
+	if !f.Since.IsZero() {
+		add("created_at >= ?", f.Since.UnixMilli())
+	}
+	if !f.Until.IsZero() {
+		add("created_at < ?", f.Until.UnixMilli())
+	}
+	if f.After != "" {
+		add("id < ?", f.After)
+	}
+	limit := f.Limit
+	if limit <= 0 {
+		limit = DefaultListLimit
+	}
+	limit = min(limit, MaxListLimit)
+	q := "SELECT " + runCols("") + " FROM sluice_runs"
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	q += " ORDER BY id DESC LIMIT ?"
+	args = append(args, limit)
+	var rows []runRow
+	if err := s.db.NewRaw(q, args...).Scan(ctx, &rows); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, translate("list runs", err)
+	}
+	out := make([]*runs.Record, 0, len(rows))
+	for i := range rows {
+		rec, err := rows[i].record()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rec)
+	}
+	return out, nil
+}
+
+// CountQueued counts pending and queued runs (the --max-queued-runs limit).
+func (s *Store) CountQueued(ctx context.Context) (int, error) {
+	var n int
+	if err := s.db.NewRaw("SELECT count(*) FROM sluice_runs WHERE status IN ('pending', 'queued')").Scan(ctx, &n); err != nil {
+		return 0, translate("count queued runs", err)
+	}
+	return n, nil
+}
+
+// CountByStatus counts runs per status; statuses without runs are absent.
+func (s *Store) CountByStatus(ctx context.Context) (map[string]int, error) {
+	var rows []struct {
+		Status string `bun:"status"`
+		N      int    `bun:"n"`
+	}
+	if err := s.db.NewRaw("SELECT status, count(*) AS n FROM sluice_runs GROUP BY status").Scan(ctx, &rows); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, translate("count runs by status", err)
+	}
+	out := make(map[string]int, len(rows))
+	for _, r := range rows {
+		out[r.Status] = r.N
+	}
+	return out, nil
+}

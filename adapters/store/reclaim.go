@@ -1,0 +1,168 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/uptrace/bun"
+
+	"github.com/sluicehq/sluice/application/cluster"
+	"github.com/sluicehq/sluice/application/runs"
+	"github.com/sluicehq/sluice/domain/run"
+)
+
+// reclaimBatch bounds one Reclaim call; the lease loop calls again on its next tick.
+const reclaimBatch = 500
+
+// Reclaim ends the expired leases of any owner (by the database clock) with the rules
+// of run.Requeue: cancel requested → cancelled; attempts left → pending; else failed
+// (poisoned). Terminal ones get their callback row and promote a queued sibling.
+//
+// Each run is reclaimed in its own transaction that re-checks the expiry under a row
+// lock, so a member renewing at the same instant either wins or loses cleanly, and lock
+// order (pipeline key, then row) is the same as Finish's.
+func (s *Store) Reclaim(ctx context.Context, build runs.CallbackBuilder) ([]cluster.Reclaimed, error) {
+	return s.reclaim(ctx, "lease_expires_at <= {now}", nil, build)
+}
+
+// ReclaimOrphans is Reclaim for running runs owned by anyone but self, expired or not.
+// Only the holder of the exclusive history lock may call it: then no other member can
+// be executing them.
+func (s *Store) ReclaimOrphans(ctx context.Context, self string, build runs.CallbackBuilder) ([]cluster.Reclaimed, error) {
+	return s.reclaim(ctx, "(owner IS NULL OR owner <> ?)", []any{self}, build)
+}
+
+func (s *Store) reclaim(ctx context.Context, cond string, condArgs []any, build runs.CallbackBuilder) ([]cluster.Reclaimed, error) {
+	var ids []string
+	err := s.db.NewRaw(s.q("SELECT id FROM sluice_runs WHERE status = 'running' AND "+cond+" ORDER BY id LIMIT ?"),
+		append(append([]any{}, condArgs...), reclaimBatch)...).Scan(ctx, &ids)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, translate("find expired leases", err)
+	}
+	var out []cluster.Reclaimed
+	for _, id := range ids {
+		r, ok, err := s.reclaimOne(ctx, id, cond, condArgs, build)
+		if err != nil {
+			return out, translate("reclaim run "+id, err)
+		}
+		if ok {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+func (s *Store) reclaimOne(ctx context.Context, id, cond string, condArgs []any, build runs.CallbackBuilder) (cluster.Reclaimed, bool, error) {
+	var res cluster.Reclaimed
+	found := false
+	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if err := s.lockRunPipeline(ctx, tx, id); err != nil {
+			if errors.Is(err, run.ErrNotFound) {
+				return nil // deleted meanwhile
+			}
+			return err
+		}
+		var now int64
+		if err := tx.NewRaw(s.q("SELECT {now}")).Scan(ctx, &now); err != nil {
+			return err
+		}
+		var row runRow
+		err := tx.NewRaw(s.q("SELECT "+runCols("")+" FROM sluice_runs WHERE id = ? AND status = 'running' AND "+cond+s.d.forUpdate),
+			append([]any{id}, condArgs...)...).Scan(ctx, &row)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil // renewed, finished or reclaimed by a peer meanwhile
+		}
+		if err != nil {
+			return err
+		}
+		snap, err := row.snapshot()
+		if err != nil {
+			return err
+		}
+		r := run.Rehydrate(snap)
+		if err := r.Requeue(fromMS(now)); err != nil {
+			return err
+		}
+		after := r.Snapshot()
+		atts, err := encodeAttempts(after.Attempts)
+		if err != nil {
+			return err
+		}
+		var code, msg string
+		if after.Error != nil {
+			code, msg = string(after.Error.Code), after.Error.Message
+		}
+		rec, err := scanRun(ctx, tx, `UPDATE sluice_runs SET status = ?, error_code = ?, error_message = ?,
+  finished_at = ?, owner = NULL, owner_listen = NULL, lease_expires_at = NULL, attempts = ?
+WHERE id = ? AND lease_epoch = ?
+RETURNING `+runCols(""),
+			string(after.Status), nullIfEmpty(code), nullIfEmpty(msg), msOrNull(after.FinishedAt), atts,
+			id, row.LeaseEpoch)
+		if err != nil {
+			return err
+		}
+		if rec == nil {
+			return fmt.Errorf("run %s changed under its row lock", id)
+		}
+		found = true
+		res = cluster.Reclaimed{ID: id, Outcome: reclaimOutcome(after.Status)}
+		if after.Status.Terminal() {
+			return s.afterTerminal(ctx, tx, rec, build)
+		}
+		return s.notifyWork(ctx, tx)
+	})
+	return res, found, err
+}
+
+func reclaimOutcome(st run.Status) string {
+	switch st {
+	case run.Pending:
+		return "requeued"
+	case run.Cancelled:
+		return "cancelled"
+	}
+	return "failed"
+}
+
+// snapshot rebuilds the domain state of a row, so the domain's rules decide what a
+// reclaim does.
+func (r *runRow) snapshot() (run.Snapshot, error) {
+	rec, err := r.record()
+	if err != nil {
+		return run.Snapshot{}, err
+	}
+	snap := run.Snapshot{
+		ID: rec.ID, Name: rec.Name, Pool: rec.Pool, Tenant: rec.Tenant, Labels: rec.Labels,
+		TriggerKind: run.TriggerKind(rec.TriggerKind), RunKey: rec.RunKey,
+		Status: run.Status(rec.Status), Attempt: rec.Attempt, MaxAttempts: rec.MaxAttempts,
+		Owner: rec.Owner, CancelRequested: rec.CancelRequested, CreatedAt: rec.CreatedAt,
+		ClaimedAt: rec.ClaimedAt, StartedAt: rec.StartedAt, FinishedAt: rec.FinishedAt,
+	}
+	if rec.ErrorCode != "" {
+		snap.Error = &run.Error{Code: run.ErrorCode(rec.ErrorCode), Message: rec.ErrorMessage}
+	}
+	for _, a := range rec.Attempts {
+		da := run.Attempt{N: a.N, InstanceID: a.InstanceID, ClaimedAt: a.ClaimedAt, Outcome: run.Outcome(a.Outcome)}
+		if a.EndedAt != nil {
+			da.EndedAt = *a.EndedAt
+		}
+		snap.Attempts = append(snap.Attempts, da)
+	}
+	return snap, nil
+}
+
+func encodeAttempts(atts []run.Attempt) (string, error) {
+	out := make([]attemptJSON, len(atts))
+	for i, a := range atts {
+		out[i] = attemptJSON{N: a.N, InstanceID: a.InstanceID, ClaimedAt: a.ClaimedAt.UnixMilli(), Outcome: string(a.Outcome)}
+		if !a.EndedAt.IsZero() {
+			ms := a.EndedAt.UnixMilli()
+			out[i].EndedAt = &ms
+		}
+	}
+	b, err := json.Marshal(out)
+	return string(b), err
+}

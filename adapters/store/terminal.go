@@ -1,0 +1,83 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/uptrace/bun"
+
+	"github.com/sluicehq/sluice/application/runs"
+	"github.com/sluicehq/sluice/domain/run"
+)
+
+// lockRunPipeline takes the pipeline-key lock of the run with id before its row is
+// touched (see lockPipeline). tenant and name never change, so reading them unlocked is
+// safe. A missing run is run.ErrNotFound.
+func (s *Store) lockRunPipeline(ctx context.Context, tx bun.Tx, id string) error {
+	if !s.d.pipelineLocks {
+		return nil
+	}
+	var key struct {
+		Tenant string `bun:"tenant"`
+		Name   string `bun:"name"`
+	}
+	err := tx.NewRaw("SELECT tenant, name FROM sluice_runs WHERE id = ?", id).Scan(ctx, &key)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("run %s: %w", id, run.ErrNotFound)
+	}
+	if err != nil {
+		return err
+	}
+	return s.lockPipeline(ctx, tx, key.Tenant, key.Name)
+}
+
+// afterTerminal writes, in the transaction of a terminal transition, what every such
+// transition owes: the callback outbox row when build says the run wants one, and the
+// promotion of the pipeline key's oldest queued run.
+func (s *Store) afterTerminal(ctx context.Context, tx bun.Tx, rec *runs.Record, build runs.CallbackBuilder) error {
+	if build != nil {
+		if url, payload, ok := build(callbackInput(rec)); ok {
+			if _, err := tx.NewRaw(s.q(`INSERT INTO sluice_outbox (run_id, url, payload, attempts, next_at, created_at)
+VALUES (?, ?, ?, 0, {now}, {now})`), rec.ID, url, string(payload)).Exec(ctx); err != nil {
+				return fmt.Errorf("write callback outbox row: %w", err)
+			}
+		}
+	}
+	return s.promote(ctx, tx, rec.Tenant, rec.Name)
+}
+
+// promote moves the oldest queued run of (tenant, name) to pending once no run of the
+// key is active any more. Several non-serial runs of one key may be active at once; the
+// queued run waits for the last of them.
+func (s *Store) promote(ctx context.Context, tx bun.Tx, tenant, name string) error {
+	res, err := tx.NewRaw(`UPDATE sluice_runs SET status = 'pending'
+WHERE id = (SELECT id FROM sluice_runs WHERE tenant = ? AND name = ? AND status = 'queued' ORDER BY id LIMIT 1)
+  AND NOT EXISTS (SELECT 1 FROM sluice_runs
+                  WHERE tenant = ? AND name = ? AND status IN ('pending', 'running', 'sharded'))`,
+		tenant, name, tenant, name).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("promote queued run: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n > 0 {
+		return s.notifyWork(ctx, tx)
+	}
+	return nil
+}
+
+// scanRun runs a statement that returns run rows and reads the single row: nil when it
+// matched none, an error when it matched several.
+func scanRun(ctx context.Context, db bun.IDB, query string, args ...any) (*runs.Record, error) {
+	var rows []runRow
+	if err := db.NewRaw(query, args...).Scan(ctx, &rows); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, err
+	}
+	switch len(rows) {
+	case 0:
+		return nil, nil
+	case 1:
+		return rows[0].record()
+	}
+	return nil, fmt.Errorf("statement changed %d runs where one was expected", len(rows))
+}

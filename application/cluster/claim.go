@@ -1,0 +1,91 @@
+package cluster
+
+import (
+	"context"
+	"time"
+)
+
+// claimLoop claims pending runs up to free capacity and starts a worker for each. A full
+// batch claims again at once (more may be waiting); otherwise it sleeps until a wake-up
+// (a submission, a finished run) or the poll interval. It never claims while draining or
+// while its own lease renewals fail (§4.9): a member that cannot renew must not take on
+// work it could not keep.
+func (m *Member) claimLoop() {
+	timer := time.NewTimer(m.cfg.PollInterval)
+	defer timer.Stop()
+	for {
+		select {
+		case <-m.quitClaim:
+			return
+		default:
+		}
+		if m.claimOnce() {
+			continue
+		}
+		timer.Reset(m.cfg.PollInterval)
+		select {
+		case <-m.quitClaim:
+			return
+		case <-m.wake:
+		case <-timer.C:
+		}
+	}
+}
+
+// claimOnce claims one batch and reports whether it was full.
+func (m *Member) claimOnce() (full bool) {
+	n := m.claimable()
+	if n == 0 {
+		return false
+	}
+	ctx, cancel := m.stmt(m.root)
+	got, err := m.deps.Store.Claim(ctx, m.owner, m.cfg.Pools, n, m.cfg.LeaseTTL)
+	cancel()
+	if err != nil {
+		if m.root.Err() == nil {
+			m.log.Warn("claim failed", "error", m.redact(err.Error()))
+		}
+		return false
+	}
+	now := m.clock.Now()
+	for _, c := range got {
+		m.metrics.RunClaimed(c.Pool, now.Sub(c.CreatedAt))
+		m.launch(c)
+	}
+	return len(got) >= n
+}
+
+// claimable is how many runs one claim may take now: 0 while draining, unhealthy or full.
+func (m *Member) claimable() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.draining || !m.healthy {
+		return 0
+	}
+	return min(m.cfg.MaxConcurrent-len(m.execs), m.cfg.ClaimBatch)
+}
+
+// launch registers a claimed run under its own cancel token and starts its worker.
+func (m *Member) launch(c Claimed) {
+	ctx, cancel := context.WithCancelCause(m.root)
+	e := &execution{claim: c, ref: Ref{ID: c.ID, Epoch: c.Epoch}, ctx: ctx, cancel: cancel}
+	m.mu.Lock()
+	m.execs[c.ID] = e
+	n := len(m.execs)
+	m.mu.Unlock()
+	m.metrics.InFlight(n)
+	go m.work(e)
+}
+
+// release forgets a settled run and nudges the claim loop: a slot is free.
+func (m *Member) release(e *execution) {
+	e.cancel(nil)
+	m.mu.Lock()
+	delete(m.execs, e.claim.ID)
+	n := len(m.execs)
+	close(m.changed)
+	m.changed = make(chan struct{})
+	m.mu.Unlock()
+	m.metrics.InFlight(n)
+	m.Wake()
+}

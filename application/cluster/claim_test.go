@@ -1,0 +1,227 @@
+package cluster_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sluicehq/sluice/application/cluster"
+	"github.com/sluicehq/sluice/application/execute"
+	"github.com/sluicehq/sluice/domain/run"
+)
+
+func TestClaimsUpToCapacityAndNotBeyond(t *testing.T) {
+	t.Parallel()
+	store := newFakeStore(ids("r", 10)...)
+	runner := &fakeRunner{fn: untilCancelled(1)}
+	h := start(t, store, runner, func(c *cluster.Config, _ *cluster.Deps) { c.MaxConcurrent = 3 })
+
+	require.Eventually(t, func() bool { return h.member.InFlight() == 3 }, waitFor, tick)
+	// Several poll intervals later nothing more was claimed.
+	time.Sleep(100 * time.Millisecond)
+	require.Equal(t, 3, h.member.InFlight())
+	require.EqualValues(t, 3, runner.started.Load())
+	store.with(func() {
+		require.Len(t, store.pending, 7)
+		require.Equal(t, 3, store.claimCalls[0], "the first claim asks for all free capacity at once")
+	})
+
+	// Freeing one slot claims exactly one more.
+	require.True(t, h.member.CancelLocal("r0"))
+	require.Eventually(t, func() bool { return runner.started.Load() == 4 }, waitFor, tick)
+	require.Eventually(t, func() bool { return h.member.InFlight() == 3 }, waitFor, tick)
+	runner.mu.Lock()
+	require.Equal(t, 3, runner.maxSeen)
+	runner.mu.Unlock()
+	store.with(func() {
+		for _, n := range store.claimCalls[1:] {
+			require.Equal(t, 1, n, "a claim never asks for more than the free capacity")
+		}
+	})
+}
+
+func TestFullBatchClaimsAgainAtOnceAndWakeNudges(t *testing.T) {
+	t.Parallel()
+	store := newFakeStore(ids("r", 5)...)
+	runner := &fakeRunner{fn: untilCancelled(1)}
+	h := start(t, store, runner, func(c *cluster.Config, _ *cluster.Deps) {
+		c.MaxConcurrent = 8
+		c.ClaimBatch = 2
+		c.PollInterval = time.Hour // only a full batch or a Wake can cause another claim
+		c.LeaseTTL = 3 * time.Hour
+	})
+
+	require.Eventually(t, func() bool { return h.member.InFlight() == 5 }, waitFor, tick)
+	store.with(func() { require.Equal(t, []int{2, 2, 2}, store.claimCalls) })
+
+	// The last batch was not full: the loop sleeps until woken.
+	store.add(ids("late", 1)...)
+	time.Sleep(100 * time.Millisecond)
+	require.Equal(t, 5, h.member.InFlight())
+	h.member.Wake()
+	require.Eventually(t, func() bool { return h.member.InFlight() == 6 }, waitFor, tick)
+}
+
+func TestWakeNeverBlocks(t *testing.T) {
+	t.Parallel()
+	h := start(t, newFakeStore(), &fakeRunner{fn: succeed(1)}, nil)
+	done := make(chan struct{})
+	go func() {
+		for range 1000 {
+			h.member.Wake()
+		}
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(waitFor):
+		t.Fatal("Wake blocked")
+	}
+}
+
+func TestCompletedRunFinishesWithStatsAndCountsMetrics(t *testing.T) {
+	t.Parallel()
+	store := newFakeStore(claimed("r1"))
+	h := start(t, store, &fakeRunner{fn: succeed(7)}, nil)
+
+	require.Eventually(t, func() bool { _, ok := store.outcome("r1"); return ok }, waitFor, tick)
+	o, _ := store.outcome("r1")
+	require.Equal(t, string(run.Completed), o.Status)
+	require.Empty(t, o.ErrorCode)
+	require.EqualValues(t, 7, o.Stats.RowsWritten)
+	require.Eventually(t, func() bool { return h.member.InFlight() == 0 }, waitFor, tick)
+	h.metrics.mu.Lock()
+	defer h.metrics.mu.Unlock()
+	require.Equal(t, 1, h.metrics.claimed)
+	require.Equal(t, []string{"completed/ok"}, h.metrics.finished)
+}
+
+func TestCancelLocalEndsCancelledKeepingConfirmedRows(t *testing.T) {
+	t.Parallel()
+	store := newFakeStore(claimed("r1"))
+	h := start(t, store, &fakeRunner{fn: untilCancelled(40)}, nil)
+
+	require.Eventually(t, func() bool { return h.member.InFlight() == 1 }, waitFor, tick)
+	require.False(t, h.member.CancelLocal("elsewhere"), "a run not executing here is not cancelled here")
+	require.True(t, h.member.CancelLocal("r1"))
+	require.Eventually(t, func() bool { _, ok := store.outcome("r1"); return ok }, waitFor, tick)
+	o, _ := store.outcome("r1")
+	require.Equal(t, string(run.Cancelled), o.Status)
+	require.EqualValues(t, 40, o.Stats.RowsWritten)
+	_, handed := store.handBack("r1")
+	require.False(t, handed)
+}
+
+func TestCancelFlagFromPeerIsPolled(t *testing.T) {
+	t.Parallel()
+	store := newFakeStore(claimed("r1"))
+	h := start(t, store, &fakeRunner{fn: untilCancelled(3)}, nil)
+
+	require.Eventually(t, func() bool { return h.member.InFlight() == 1 }, waitFor, tick)
+	store.with(func() { store.cancelFlags["r1"] = true })
+	require.Eventually(t, func() bool { _, ok := store.outcome("r1"); return ok }, waitFor, tick)
+	o, _ := store.outcome("r1")
+	require.Equal(t, string(run.Cancelled), o.Status)
+	require.EqualValues(t, 3, o.Stats.RowsWritten)
+}
+
+func TestReclaimOrphansOnlyWhenExclusive(t *testing.T) {
+	t.Parallel()
+	for _, exclusive := range []bool{true, false} {
+		store := newFakeStore()
+		h := start(t, store, &fakeRunner{fn: succeed(1)}, func(c *cluster.Config, _ *cluster.Deps) {
+			c.Exclusive = exclusive
+		})
+		store.with(func() {
+			if exclusive {
+				require.Equal(t, []string{"m1"}, store.orphanCalls)
+			} else {
+				require.Empty(t, store.orphanCalls)
+			}
+		})
+		h.metrics.mu.Lock()
+		if exclusive {
+			require.Equal(t, []string{"requeued"}, h.metrics.reclaimed)
+		}
+		h.metrics.mu.Unlock()
+	}
+}
+
+func TestStartFailsWhenOrphansCannotBeReclaimed(t *testing.T) {
+	t.Parallel()
+	store := newFakeStore()
+	store.down.Store(true)
+	m, err := cluster.New(cluster.Config{InstanceID: "m1", MaxConcurrent: 1, LeaseTTL: 300 * time.Millisecond,
+		PollInterval: 20 * time.Millisecond, Exclusive: true},
+		cluster.Deps{Store: store, Loader: &fakeLoader{}, Runner: &fakeRunner{fn: succeed(1)}})
+	require.NoError(t, err)
+	require.ErrorContains(t, m.Start(context.Background()), "reclaim runs left running")
+	require.NoError(t, m.Drain(context.Background()), "a member that never started drains at once")
+	m.Stop()
+}
+
+func TestStartTwiceIsRefusedAndStopMarksStopped(t *testing.T) {
+	t.Parallel()
+	store := newFakeStore()
+	h := start(t, store, &fakeRunner{fn: succeed(1)}, nil)
+	require.ErrorContains(t, h.member.Start(context.Background()), "already started")
+	h.member.Stop()
+	h.member.Stop() // idempotent
+	store.with(func() { require.Equal(t, []string{"m1"}, store.stopped) })
+}
+
+func TestHeartbeatDescribesTheMember(t *testing.T) {
+	t.Parallel()
+	store := newFakeStore()
+	start(t, store, &fakeRunner{fn: succeed(1)}, func(c *cluster.Config, _ *cluster.Deps) {
+		c.Pools = []string{"gpu", "default"}
+		c.StateFormatMax = 2
+		c.VaultFormatMax = 1
+	})
+	store.with(func() {
+		require.NotEmpty(t, store.heartbeats)
+		hb := store.heartbeats[0]
+		require.Equal(t, "m1", hb.InstanceID)
+		require.Equal(t, "127.0.0.1:8080", hb.Listen)
+		require.Equal(t, []string{"gpu", "default"}, hb.Pools)
+		require.Equal(t, 4, hb.MaxConcurrent)
+		require.Equal(t, 2, hb.StateFormatMax)
+		require.False(t, hb.Draining)
+	})
+}
+
+func TestNewRefusesBadConfig(t *testing.T) {
+	t.Parallel()
+	good := cluster.Config{InstanceID: "m1", MaxConcurrent: 1, LeaseTTL: 3 * time.Second, PollInterval: time.Second}
+	deps := cluster.Deps{Store: newFakeStore(), Loader: &fakeLoader{}, Runner: &fakeRunner{}}
+	cases := []struct {
+		name string
+		edit func(*cluster.Config, *cluster.Deps)
+		want string
+	}{
+		{"no instance id", func(c *cluster.Config, _ *cluster.Deps) { c.InstanceID = "" }, "InstanceID"},
+		{"no capacity", func(c *cluster.Config, _ *cluster.Deps) { c.MaxConcurrent = 0 }, "--max-concurrent-runs"},
+		{"no ttl", func(c *cluster.Config, _ *cluster.Deps) { c.LeaseTTL = 0 }, "--lease-ttl-secs"},
+		{"no poll", func(c *cluster.Config, _ *cluster.Deps) { c.PollInterval = 0 }, "--cluster-poll-secs"},
+		{"negative grace", func(c *cluster.Config, _ *cluster.Deps) { c.ShutdownGrace = -1 }, "--shutdown-grace-secs"},
+		{"no store", func(_ *cluster.Config, d *cluster.Deps) { d.Store = nil }, "Deps.Store"},
+		{"no runner", func(_ *cluster.Config, d *cluster.Deps) { d.Runner = nil }, "Deps.Runner"},
+		{"outbox without deliverer", func(_ *cluster.Config, d *cluster.Deps) { d.Outbox = &fakeOutbox{} }, "Deps.Deliverer"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c, d := good, deps
+			tc.edit(&c, &d)
+			_, err := cluster.New(c, d)
+			require.ErrorContains(t, err, tc.want)
+		})
+	}
+	_, err := cluster.New(good, deps)
+	require.NoError(t, err)
+}
+
+// The executor is the production Runner.
+var _ cluster.Runner = (*execute.Executor)(nil)

@@ -1,0 +1,149 @@
+package cluster_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sluicehq/sluice/application/cluster"
+	"github.com/sluicehq/sluice/application/execute"
+	"github.com/sluicehq/sluice/domain/run"
+)
+
+func requireHandedBack(t *testing.T, store *fakeStore, id string, rows int64) {
+	t.Helper()
+	p, ok := store.handBack(id)
+	require.True(t, ok, "run %s was not handed back", id)
+	require.Equal(t, rows, p.RowsWritten)
+	_, fin := store.outcome(id)
+	require.False(t, fin, "a handed-back run is not finished")
+}
+
+func TestDrainHandsBackAfterTheGraceWithoutSpendingAttempts(t *testing.T) {
+	t.Parallel()
+	store := newFakeStore(claimed("r1"), claimed("r2"))
+	runner := &fakeRunner{fn: untilCancelled(12)}
+	grace := 150 * time.Millisecond
+	h := start(t, store, runner, func(c *cluster.Config, _ *cluster.Deps) { c.ShutdownGrace = grace })
+	require.Eventually(t, func() bool { return h.member.InFlight() == 2 }, waitFor, tick)
+
+	begin := time.Now()
+	require.NoError(t, h.member.Drain(context.Background()))
+	require.GreaterOrEqual(t, time.Since(begin), grace, "in-flight runs get the whole grace")
+	require.True(t, h.member.Draining())
+	require.Zero(t, h.member.InFlight())
+	requireHandedBack(t, store, "r1", 12)
+	requireHandedBack(t, store, "r2", 12)
+
+	// Draining claims nothing more, and the membership row says so.
+	store.add(claimed("r3"))
+	h.member.Wake()
+	time.Sleep(100 * time.Millisecond)
+	require.EqualValues(t, 2, runner.started.Load())
+	store.with(func() {
+		require.Len(t, store.pending, 1)
+		require.True(t, store.heartbeats[len(store.heartbeats)-1].Draining)
+	})
+}
+
+func TestRunFinishingWithinTheGraceCompletes(t *testing.T) {
+	t.Parallel()
+	store := newFakeStore(claimed("r1"))
+	release := make(chan struct{})
+	runner := &fakeRunner{fn: func(ctx context.Context, _ execute.Job) (execute.Stats, error) {
+		select {
+		case <-release:
+			return execute.Stats{RowsWritten: 9}, nil
+		case <-ctx.Done():
+			return execute.Stats{}, ctx.Err()
+		}
+	}}
+	h := start(t, store, runner, func(c *cluster.Config, _ *cluster.Deps) { c.ShutdownGrace = time.Hour })
+	require.Eventually(t, func() bool { return h.member.InFlight() == 1 }, waitFor, tick)
+
+	go func() {
+		time.Sleep(30 * time.Millisecond)
+		close(release)
+	}()
+	require.NoError(t, h.member.Drain(context.Background()))
+	o, ok := store.outcome("r1")
+	require.True(t, ok)
+	require.Equal(t, string(run.Completed), o.Status)
+	require.EqualValues(t, 9, o.Stats.RowsWritten)
+	require.Zero(t, store.handBackCalls.Load())
+}
+
+func TestDrainWithZeroGraceHandsBackAtOnce(t *testing.T) {
+	t.Parallel()
+	store := newFakeStore(claimed("r1"))
+	h := start(t, store, &fakeRunner{fn: untilCancelled(4)}, func(c *cluster.Config, _ *cluster.Deps) {
+		c.ShutdownGrace = 0
+	})
+	require.Eventually(t, func() bool { return h.member.InFlight() == 1 }, waitFor, tick)
+	begin := time.Now()
+	require.NoError(t, h.member.Drain(context.Background()))
+	require.Less(t, time.Since(begin), time.Second)
+	requireHandedBack(t, store, "r1", 4)
+}
+
+func TestSecondDrainSkipsTheGrace(t *testing.T) {
+	t.Parallel()
+	store := newFakeStore(claimed("r1"))
+	h := start(t, store, &fakeRunner{fn: untilCancelled(1)}, func(c *cluster.Config, _ *cluster.Deps) {
+		c.ShutdownGrace = time.Hour
+	})
+	require.Eventually(t, func() bool { return h.member.InFlight() == 1 }, waitFor, tick)
+
+	first := make(chan error, 1)
+	go func() { first <- h.member.Drain(context.Background()) }()
+	require.Eventually(t, h.member.Draining, waitFor, tick)
+	require.NoError(t, h.member.Drain(context.Background()))
+	require.NoError(t, <-first)
+	requireHandedBack(t, store, "r1", 1)
+}
+
+func TestDrainContextEndSkipsTheGrace(t *testing.T) {
+	t.Parallel()
+	store := newFakeStore(claimed("r1"))
+	h := start(t, store, &fakeRunner{fn: untilCancelled(1)}, func(c *cluster.Config, _ *cluster.Deps) {
+		c.ShutdownGrace = time.Hour
+	})
+	require.Eventually(t, func() bool { return h.member.InFlight() == 1 }, waitFor, tick)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+	defer cancel()
+	require.NoError(t, h.member.Drain(ctx))
+	requireHandedBack(t, store, "r1", 1)
+}
+
+func TestDrainAbandonsRunsThatDoNotStopWithinTheKillTimeout(t *testing.T) {
+	t.Parallel()
+	store := newFakeStore(claimed("r1"))
+	release := make(chan struct{})
+	runner := &fakeRunner{fn: func(context.Context, execute.Job) (execute.Stats, error) {
+		<-release // ignores its token
+		return execute.Stats{}, context.Canceled
+	}}
+	h := start(t, store, runner, func(c *cluster.Config, _ *cluster.Deps) {
+		c.ShutdownGrace = 0
+		c.ShutdownKill = 50 * time.Millisecond
+	})
+	t.Cleanup(func() { close(release) })
+	require.Eventually(t, func() bool { return h.member.InFlight() == 1 }, waitFor, tick)
+
+	err := h.member.Drain(context.Background())
+	require.ErrorContains(t, err, "--shutdown-kill-secs")
+	require.ErrorContains(t, err, "1 run(s)")
+	require.Zero(t, store.settledCount())
+}
+
+func TestStopWithoutDrainHandsBackWhatRuns(t *testing.T) {
+	t.Parallel()
+	store := newFakeStore(claimed("r1"))
+	h := start(t, store, &fakeRunner{fn: untilCancelled(6)}, nil)
+	require.Eventually(t, func() bool { return h.member.InFlight() == 1 }, waitFor, tick)
+	h.member.Stop()
+	requireHandedBack(t, store, "r1", 6)
+	store.with(func() { require.Equal(t, []string{"m1"}, store.stopped) })
+}

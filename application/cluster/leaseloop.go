@@ -1,0 +1,194 @@
+package cluster
+
+import (
+	"slices"
+	"time"
+
+	"github.com/sluicehq/sluice/domain/lease"
+	"github.com/sluicehq/sluice/domain/run"
+)
+
+// leaseLoop keeps what this member holds: every TTL/3 it renews all leases in one
+// statement, heartbeats, and reclaims expired leases of any member; every poll interval it
+// looks for cancel flags of the runs it executes (the cross-member cancel path when no
+// notification arrives).
+func (m *Member) leaseLoop() {
+	renew := time.NewTicker(lease.RenewInterval(m.cfg.LeaseTTL))
+	defer renew.Stop()
+	poll := time.NewTicker(m.cfg.PollInterval)
+	defer poll.Stop()
+	for {
+		select {
+		case <-m.root.Done():
+			return
+		case <-renew.C:
+			m.leaseCycle()
+		case <-poll.C:
+			m.pollCancels()
+		}
+	}
+}
+
+// leaseCycle is one renewal round.
+func (m *Member) leaseCycle() {
+	held := m.heldRefs()
+	sent := m.clock.Now() // the cutoff counts from when the statement was SENT
+	var renewErr error
+	if len(held) > 0 {
+		ctx, cancel := m.stmt(m.root)
+		renewed, err := m.deps.Store.Renew(ctx, m.cfg.InstanceID, held, m.cfg.LeaseTTL)
+		cancel()
+		renewErr = err
+		if err == nil {
+			m.markLost(held, renewed)
+		}
+	}
+	ctx, cancel := m.stmt(m.root)
+	hbErr := m.deps.Store.Heartbeat(ctx, m.memberRow())
+	cancel()
+	if len(held) == 0 {
+		// Nothing to renew: the heartbeat is what tells whether the history answers.
+		renewErr = hbErr
+	}
+	if m.root.Err() != nil {
+		return
+	}
+	if renewErr != nil {
+		m.renewalFailed(renewErr)
+		return
+	}
+	m.renewalSucceeded(sent, hbErr == nil)
+	if hbErr != nil {
+		m.log.Warn("heartbeat failed", "error", m.redact(hbErr.Error()))
+		return
+	}
+	m.reclaim()
+}
+
+func (m *Member) heldRefs() []Ref {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	refs := make([]Ref, 0, len(m.execs))
+	for _, e := range m.execs {
+		refs = append(refs, e.ref)
+	}
+	return refs
+}
+
+// markLost stops every held run the renewal did not return: its lease is gone (expired
+// and reclaimed, or fenced by a newer epoch), so it must not write anything more.
+func (m *Member) markLost(held, renewed []Ref) {
+	for _, ref := range held {
+		if slices.Contains(renewed, ref) {
+			continue
+		}
+		m.mu.Lock()
+		e := m.execs[ref.ID]
+		m.mu.Unlock()
+		if e != nil && e.ref == ref {
+			m.log.Warn("lease lost at renewal; stopping the run and discarding its result", "run_id", ref.ID,
+				"epoch", ref.Epoch)
+			e.loseLease("renewal")
+		}
+	}
+}
+
+// renewalFailed handles an unanswered renewal (§4.9): report the outage, stop claiming,
+// and once the cutoff has passed since the last successful renewal was sent, stop every
+// run here — before the leases can expire, so a peer that reclaims them never runs them
+// at the same time as this member.
+func (m *Member) renewalFailed(err error) {
+	m.mu.Lock()
+	first := !m.renewFailing
+	m.renewFailing = true
+	m.healthy = false
+	since := m.clock.Now().Sub(m.lastOK)
+	m.mu.Unlock()
+	m.metrics.HistoryUnreachable(true)
+	if first {
+		m.log.Error("lease renewal failed: the history is unreachable; claiming stops", "error", m.redact(err.Error()))
+	}
+	if since < lease.OutageCutoff(m.cfg.LeaseTTL) {
+		return
+	}
+	if n := m.stopAll(errOutage); n > 0 {
+		m.log.Error("history unreachable past the outage cutoff; stopped every run here to hand it back later",
+			"since_last_renewal", since, "stopped", n)
+	}
+}
+
+// renewalSucceeded records a renewal that answered; after an outage it hands back the
+// runs the outage stopped before claiming resumes.
+func (m *Member) renewalSucceeded(sent time.Time, heartbeatOK bool) {
+	m.mu.Lock()
+	recovered := m.renewFailing
+	m.renewFailing = false
+	m.lastOK = sent
+	m.mu.Unlock()
+	if recovered {
+		m.metrics.HistoryUnreachable(false)
+		m.log.Info("the history answers again")
+	}
+	m.handBackParked()
+	m.mu.Lock()
+	wasHealthy := m.healthy
+	m.healthy = heartbeatOK
+	m.mu.Unlock()
+	if heartbeatOK && !wasHealthy {
+		m.Wake()
+	}
+}
+
+// reclaim ends expired leases of any member (§4.5).
+func (m *Member) reclaim() {
+	ctx, cancel := m.stmt(m.root)
+	got, err := m.deps.Store.Reclaim(ctx, m.deps.Callbacks)
+	cancel()
+	if err != nil {
+		m.log.Warn("reclaiming expired leases failed", "error", m.redact(err.Error()))
+		return
+	}
+	m.countReclaimed(got)
+	if len(got) > 0 {
+		m.Wake() // requeued runs may be ours to claim
+	}
+}
+
+func (m *Member) countReclaimed(got []Reclaimed) {
+	for _, r := range got {
+		m.metrics.Reclaimed(r.Outcome)
+		switch r.Outcome {
+		case string(run.Failed):
+			m.metrics.RunFinished(string(run.Failed), string(run.CodePoisoned))
+		case string(run.Cancelled):
+			m.metrics.RunFinished(string(run.Cancelled), "cancelled")
+		}
+		m.log.Info("reclaimed a run whose lease expired", "run_id", r.ID, "outcome", r.Outcome)
+	}
+}
+
+// pollCancels fires the tokens of runs here whose cancel was requested on another member.
+func (m *Member) pollCancels() {
+	m.mu.Lock()
+	failing := m.renewFailing
+	ids := make([]string, 0, len(m.execs))
+	for id := range m.execs {
+		ids = append(ids, id)
+	}
+	m.mu.Unlock()
+	if failing || len(ids) == 0 {
+		return
+	}
+	ctx, cancel := m.stmt(m.root)
+	got, err := m.deps.Store.CancelRequested(ctx, ids)
+	cancel()
+	if err != nil {
+		m.log.Warn("looking for cancel requests failed", "error", m.redact(err.Error()))
+		return
+	}
+	for _, id := range got {
+		if m.CancelLocal(id) {
+			m.log.Info("cancel requested; stopping the run at a page boundary", "run_id", id)
+		}
+	}
+}

@@ -1,0 +1,122 @@
+package cluster_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sluicehq/sluice/application/execute"
+)
+
+// stoppable runs until its token fires and reports that on stopped.
+func stoppable(rows int64, stopped chan<- struct{}) func(ctx context.Context, job execute.Job) (execute.Stats, error) {
+	inner := untilCancelled(rows)
+	return func(ctx context.Context, job execute.Job) (execute.Stats, error) {
+		s, err := inner(ctx, job)
+		close(stopped)
+		return s, err
+	}
+}
+
+func TestLeaseLostAtRenewalStopsTheRunAndDiscardsIt(t *testing.T) {
+	t.Parallel()
+	store := newFakeStore(claimed("r1"))
+	stopped := make(chan struct{})
+	h := start(t, store, &fakeRunner{fn: stoppable(5, stopped)}, nil)
+	require.Eventually(t, func() bool { return h.member.InFlight() == 1 }, waitFor, tick)
+	store.with(func() { store.notRenewed["r1"] = true })
+
+	select {
+	case <-stopped:
+	case <-time.After(waitFor):
+		t.Fatal("the run was not stopped after its lease was lost")
+	}
+	require.Eventually(t, func() bool { return h.member.InFlight() == 0 }, waitFor, tick)
+	require.Zero(t, store.settledCount())
+	require.Zero(t, store.handBackCalls.Load(), "a lost run is not ours to hand back")
+}
+
+func TestRenewalRenewsHeldRunsAndReclaims(t *testing.T) {
+	t.Parallel()
+	store := newFakeStore(claimed("r1"))
+	h := start(t, store, &fakeRunner{fn: untilCancelled(1)}, nil)
+	require.Eventually(t, func() bool { return h.member.InFlight() == 1 }, waitFor, tick)
+	require.Eventually(t, func() bool {
+		var ok bool
+		store.with(func() { ok = store.renewCalls >= 2 && store.reclaimCalls >= 2 })
+		return ok
+	}, waitFor, tick)
+	require.True(t, h.member.Healthy())
+}
+
+func TestOutageStopsRunsAtTheCutoffAndHandsThemBackAfterRecovery(t *testing.T) {
+	t.Parallel()
+	store := newFakeStore(claimed("r1"))
+	stopped := make(chan struct{})
+	// TTL 300 ms: renewals every 100 ms (real time); the cutoff, 200 ms, is measured on the
+	// fake clock so the test decides when it has passed.
+	h := start(t, store, &fakeRunner{fn: stoppable(8, stopped)}, nil)
+	require.Eventually(t, func() bool { return h.member.InFlight() == 1 }, waitFor, tick)
+
+	store.down.Store(true)
+	require.Eventually(t, func() bool { return !h.member.Healthy() }, waitFor, tick)
+	time.Sleep(50 * time.Millisecond) // a claim decided just before the failure may still land
+	claims := store.claimAttempts.Load()
+	store.add(claimed("r2"))
+	h.member.Wake()
+
+	// Just short of the cutoff the run keeps going, whatever number of renewals fail.
+	h.clock.Advance(199 * time.Millisecond)
+	time.Sleep(350 * time.Millisecond)
+	select {
+	case <-stopped:
+		t.Fatal("the run was stopped before the outage cutoff")
+	default:
+	}
+	require.Equal(t, claims, store.claimAttempts.Load(), "a member whose renewals fail never claims")
+
+	// At the cutoff (2/3 of the TTL, before the lease could expire) every run stops.
+	h.clock.Advance(time.Millisecond)
+	select {
+	case <-stopped:
+	case <-time.After(waitFor):
+		t.Fatal("the run was not stopped at the outage cutoff")
+	}
+	require.Eventually(t, func() bool { return h.member.InFlight() == 0 }, waitFor, tick)
+	require.Zero(t, store.settledCount(), "nothing can be written while the history is down")
+
+	store.down.Store(false)
+	require.Eventually(t, func() bool { _, ok := store.handBack("r1"); return ok }, waitFor, tick)
+	requireHandedBack(t, store, "r1", 8)
+	require.Eventually(t, h.member.Healthy, waitFor, tick)
+	require.Eventually(t, func() bool { return h.runner.started.Load() == 2 }, waitFor, tick,
+		"claiming resumes once the history answers")
+	h.metrics.mu.Lock()
+	defer h.metrics.mu.Unlock()
+	require.Contains(t, h.metrics.unreachable, true)
+	require.False(t, h.metrics.unreachable[len(h.metrics.unreachable)-1])
+}
+
+func TestOutageRunAlreadyReclaimedByAPeerIsDropped(t *testing.T) {
+	t.Parallel()
+	store := newFakeStore(claimed("r1"))
+	stopped := make(chan struct{})
+	h := start(t, store, &fakeRunner{fn: stoppable(1, stopped)}, nil)
+	require.Eventually(t, func() bool { return h.member.InFlight() == 1 }, waitFor, tick)
+
+	store.down.Store(true)
+	require.Eventually(t, func() bool { return !h.member.Healthy() }, waitFor, tick)
+	h.clock.Advance(time.Second)
+	<-stopped
+	require.Eventually(t, func() bool { return h.member.InFlight() == 0 }, waitFor, tick)
+
+	store.with(func() { store.lostOn["r1"] = true }) // a peer reclaimed it meanwhile
+	store.down.Store(false)
+	require.Eventually(t, func() bool { return store.handBackCalls.Load() == 1 }, waitFor, tick)
+	require.Eventually(t, h.member.Healthy, waitFor, tick)
+	time.Sleep(300 * time.Millisecond)
+	require.EqualValues(t, 1, store.handBackCalls.Load(), "a run a peer reclaimed is not handed back again")
+	require.Zero(t, store.settledCount())
+}

@@ -1,0 +1,407 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/sluicehq/sluice/application/execute"
+	"github.com/sluicehq/sluice/application/runs"
+	"github.com/sluicehq/sluice/domain/lease"
+	"github.com/sluicehq/sluice/domain/secret"
+)
+
+// Defaults for the Config fields whose zero value means "use the default".
+const (
+	DefaultPool                 = "default"
+	DefaultRetainTerminal       = 7 * 24 * time.Hour
+	DefaultIdempotencyRetention = 24 * time.Hour
+	DefaultPurgeInterval        = 5 * time.Minute
+	DefaultOutboxInterval       = time.Second
+)
+
+// Config is how one member runs. Flags are validated by the caller (bootstrap); New only
+// refuses values that would make the loops misbehave.
+type Config struct {
+	InstanceID string // new per process start
+	Listen     string // the address peers and the runs resource show
+	Host       string
+	Version    string
+	PID        int
+	Pools      []string // the pools this member serves; empty = [default]
+	// MaxConcurrent bounds the runs executing here at once (--max-concurrent-runs).
+	MaxConcurrent int
+	// ClaimBatch bounds the runs one claim statement takes; 0 = all free capacity.
+	ClaimBatch   int
+	LeaseTTL     time.Duration // --lease-ttl-secs
+	PollInterval time.Duration // --cluster-poll-secs: claim and cancel polling
+	// MaxAttempts is the attempt cap (--cluster-max-attempts) shown in logs when a claimed
+	// run carries none; the cap itself is stored with each run at submit.
+	MaxAttempts   int
+	ShutdownGrace time.Duration // 0 allowed: hand back at once
+	ShutdownKill  time.Duration
+	// AllowFileDirs are the only directories ${file:} may read (--allow-file-dir).
+	AllowFileDirs []string
+	Zone          *time.Location // run_date zone (--timezone); nil = UTC
+	// Exclusive is set by a single-node server holding the history lock: at Start it
+	// reclaims every run a previous process left running, so they resume at once instead
+	// of waiting for their leases to expire.
+	Exclusive      bool
+	StateFormatMax int // advertised in the membership row (§4.10)
+	VaultFormatMax int
+	// RetainTerminal is --retain-terminal-runs-secs; 0 = 7 days.
+	RetainTerminal time.Duration
+	// IdempotencyRetention is --idempotency-retention-secs; 0 = 24 h.
+	IdempotencyRetention time.Duration
+	PurgeInterval        time.Duration // 0 = 5 min
+	OutboxInterval       time.Duration // how often due callbacks are looked for; 0 = 1 s
+}
+
+// Deps are the ports a member drives. Outbox+Deliverer and Purger are optional: without
+// them the callback sender or the purge loop does not run.
+type Deps struct {
+	Store     Store
+	Outbox    OutboxStore
+	Deliverer Deliverer
+	Purger    Purger
+	Loader    ConfigLoader
+	Runner    Runner
+	// State keeps bookmarks of incremental runs whose state type is history (the default).
+	State execute.StateStore
+	// OpenState serves other state types; nil refuses them with config_error.
+	OpenState StateOpener
+	// Callbacks builds the outbox row of a terminal transition (runs.CallbackPayload);
+	// nil writes none.
+	Callbacks runs.CallbackBuilder
+	Metrics   Metrics          // nil = NopMetrics
+	Clock     Clock            // nil = the system clock
+	Log       *slog.Logger     // nil = discard
+	Redactor  *secret.Redactor // nil = nothing registered to redact
+}
+
+// Member executes runs: it claims them, runs them, keeps their leases, hands them back on
+// drain or outage, sends callbacks and purges old runs. Single-node serve runs one.
+type Member struct {
+	cfg     Config
+	deps    Deps
+	log     *slog.Logger
+	clock   Clock
+	metrics Metrics
+	owner   Owner
+
+	wake      chan struct{} // capacity 1: a pending nudge of the claim loop
+	quitClaim chan struct{} // closed once: stop claiming (drain, stop)
+	quitOnce  sync.Once
+	claimDone chan struct{} // closed when the claim loop has returned
+	skipGrace chan struct{} // closed by a second Drain
+	skipOnce  sync.Once
+
+	mu           sync.Mutex
+	started      bool
+	execs        map[string]*execution // runs executing (or settling) here
+	parked       map[string]parkedRun  // stopped by an outage, awaiting hand-back
+	changed      chan struct{}         // closed and replaced whenever execs shrinks
+	draining     bool
+	healthy      bool
+	renewFailing bool
+	lastOK       time.Time // when the last successful renewal was SENT
+	startedAt    time.Time
+	drainDone    chan struct{} // non-nil once a drain started; closed when it ended
+	drainErr     error
+
+	root       context.Context // lives until Stop; never the context Start was given
+	cancelRoot context.CancelFunc
+	loops      sync.WaitGroup
+	stopOnce   sync.Once
+}
+
+// New checks cfg and deps and returns a member that is not started yet.
+func New(cfg Config, deps Deps) (*Member, error) {
+	if err := validate(cfg, deps); err != nil {
+		return nil, err
+	}
+	if len(cfg.Pools) == 0 {
+		cfg.Pools = []string{DefaultPool}
+	}
+	if cfg.ClaimBatch <= 0 || cfg.ClaimBatch > cfg.MaxConcurrent {
+		cfg.ClaimBatch = cfg.MaxConcurrent
+	}
+	if cfg.Zone == nil {
+		cfg.Zone = time.UTC
+	}
+	cfg.RetainTerminal = orDefault(cfg.RetainTerminal, DefaultRetainTerminal)
+	cfg.IdempotencyRetention = orDefault(cfg.IdempotencyRetention, DefaultIdempotencyRetention)
+	cfg.PurgeInterval = orDefault(cfg.PurgeInterval, DefaultPurgeInterval)
+	cfg.OutboxInterval = orDefault(cfg.OutboxInterval, DefaultOutboxInterval)
+	if deps.Metrics == nil {
+		deps.Metrics = NopMetrics{}
+	}
+	if deps.Clock == nil {
+		deps.Clock = systemClock{}
+	}
+	if deps.Log == nil {
+		deps.Log = slog.New(slog.DiscardHandler)
+	}
+	if deps.Redactor == nil {
+		deps.Redactor = secret.NewRedactor()
+	}
+	if deps.Callbacks == nil {
+		deps.Callbacks = func(runs.CallbackInput) (string, []byte, bool) { return "", nil, false }
+	}
+	root, cancel := context.WithCancel(context.Background())
+	return &Member{
+		cfg:        cfg,
+		deps:       deps,
+		log:        deps.Log.With("instance_id", cfg.InstanceID),
+		clock:      deps.Clock,
+		metrics:    deps.Metrics,
+		owner:      Owner{InstanceID: cfg.InstanceID, Listen: cfg.Listen},
+		wake:       make(chan struct{}, 1),
+		quitClaim:  make(chan struct{}),
+		claimDone:  make(chan struct{}),
+		skipGrace:  make(chan struct{}),
+		execs:      map[string]*execution{},
+		parked:     map[string]parkedRun{},
+		changed:    make(chan struct{}),
+		root:       root,
+		cancelRoot: cancel,
+	}, nil
+}
+
+func validate(cfg Config, deps Deps) error {
+	var errs []error
+	if cfg.InstanceID == "" {
+		errs = append(errs, errors.New("cluster: InstanceID is empty"))
+	}
+	if cfg.MaxConcurrent < 1 {
+		errs = append(errs, fmt.Errorf("cluster: --max-concurrent-runs must be at least 1, got %d", cfg.MaxConcurrent))
+	}
+	if cfg.LeaseTTL <= 0 {
+		errs = append(errs, fmt.Errorf("cluster: --lease-ttl-secs must be positive, got %s", cfg.LeaseTTL))
+	}
+	if cfg.PollInterval <= 0 {
+		errs = append(errs, fmt.Errorf("cluster: --cluster-poll-secs must be positive, got %s", cfg.PollInterval))
+	}
+	if cfg.ShutdownGrace < 0 || cfg.ShutdownKill < 0 {
+		errs = append(errs, errors.New("cluster: --shutdown-grace-secs and --shutdown-kill-secs must not be negative"))
+	}
+	if deps.Store == nil || deps.Loader == nil || deps.Runner == nil {
+		errs = append(errs, errors.New("cluster: Deps.Store, Deps.Loader and Deps.Runner are required"))
+	}
+	if (deps.Outbox == nil) != (deps.Deliverer == nil) {
+		errs = append(errs, errors.New("cluster: Deps.Outbox and Deps.Deliverer go together"))
+	}
+	return errors.Join(errs...)
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}
+
+type systemClock struct{}
+
+func (systemClock) Now() time.Time { return time.Now() }
+
+// Start reclaims orphans (Exclusive only), heartbeats once and starts the loops. The loops
+// outlive ctx, which only bounds the start itself; Drain and Stop end them.
+func (m *Member) Start(ctx context.Context) error {
+	m.mu.Lock()
+	if m.started {
+		m.mu.Unlock()
+		return errors.New("cluster: member already started")
+	}
+	m.started = true
+	m.startedAt = m.clock.Now()
+	m.mu.Unlock()
+
+	if m.cfg.Exclusive {
+		sctx, cancel := m.stmt(ctx)
+		got, err := m.deps.Store.ReclaimOrphans(sctx, m.cfg.InstanceID, m.deps.Callbacks)
+		cancel()
+		if err != nil {
+			m.mu.Lock()
+			m.started = false // nothing runs yet: Start may be tried again
+			m.mu.Unlock()
+			return fmt.Errorf("cluster: reclaim runs left running by an earlier process: %w", err)
+		}
+		m.countReclaimed(got)
+	}
+	sent := m.clock.Now()
+	sctx, cancel := m.stmt(ctx)
+	err := m.deps.Store.Heartbeat(sctx, m.memberRow())
+	cancel()
+	m.mu.Lock()
+	m.healthy = err == nil
+	m.lastOK = sent
+	m.mu.Unlock()
+	if err != nil {
+		m.log.Warn("first heartbeat failed; claiming waits until the history answers", "error", m.redact(err.Error()))
+	}
+
+	m.spawn(func() { m.claimLoop(); close(m.claimDone) })
+	m.spawn(m.leaseLoop)
+	if m.deps.Outbox != nil {
+		m.spawn(m.outboxLoop)
+	}
+	if m.deps.Purger != nil {
+		m.spawn(m.purgeLoop)
+	}
+	return nil
+}
+
+func (m *Member) spawn(f func()) {
+	m.loops.Add(1)
+	go func() {
+		defer m.loops.Done()
+		f()
+	}()
+}
+
+// Wake nudges the claim loop without blocking (runs.Waker).
+func (m *Member) Wake() {
+	select {
+	case m.wake <- struct{}{}:
+	default:
+	}
+}
+
+// CancelLocal fires the cancel token of a run executing here (runs.Canceller). The run
+// stops at a page boundary and ends cancelled.
+func (m *Member) CancelLocal(id string) bool {
+	m.mu.Lock()
+	e := m.execs[id]
+	m.mu.Unlock()
+	if e == nil {
+		return false
+	}
+	e.stop(errCancelRequested)
+	return true
+}
+
+// InFlight counts the runs executing (or settling) here.
+func (m *Member) InFlight() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.execs)
+}
+
+// Draining reports whether the member stopped claiming for a shutdown.
+func (m *Member) Draining() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.draining
+}
+
+// Healthy reports whether the last lease renewal and heartbeat succeeded.
+func (m *Member) Healthy() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.healthy
+}
+
+// Stop ends the member: it stops claiming, stops what still executes as a drain with no
+// grace would, ends the loops and records a clean stop. Call Drain first for a graceful
+// shutdown; Stop after Drain only ends the loops.
+func (m *Member) Stop() {
+	m.stopOnce.Do(func() {
+		m.mu.Lock()
+		started := m.started
+		m.draining = true
+		m.mu.Unlock()
+		m.stopClaiming()
+		if started {
+			<-m.claimDone
+			m.stopAll(errDraining)
+			m.waitIdle(m.cfg.ShutdownKill, nil)
+		}
+		m.cancelRoot()
+		m.loops.Wait()
+		if !started {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), lease.StatementTimeout(m.cfg.LeaseTTL))
+		defer cancel()
+		if err := m.deps.Store.MarkStopped(ctx, m.cfg.InstanceID); err != nil {
+			m.log.Warn("recording the clean stop failed", "error", m.redact(err.Error()))
+		}
+	})
+}
+
+func (m *Member) stopClaiming() {
+	m.quitOnce.Do(func() { close(m.quitClaim) })
+}
+
+// stmt bounds one history statement by the lease statement timeout (§4.4).
+func (m *Member) stmt(parent context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(parent, lease.StatementTimeout(m.cfg.LeaseTTL))
+}
+
+func (m *Member) memberRow() MemberRow {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return MemberRow{
+		InstanceID:     m.cfg.InstanceID,
+		Host:           m.cfg.Host,
+		PID:            m.cfg.PID,
+		Listen:         m.cfg.Listen,
+		Version:        m.cfg.Version,
+		Pools:          m.cfg.Pools,
+		MaxConcurrent:  m.cfg.MaxConcurrent,
+		InFlight:       len(m.execs),
+		StateFormatMax: m.cfg.StateFormatMax,
+		VaultFormatMax: m.cfg.VaultFormatMax,
+		Draining:       m.draining,
+		StartedAt:      m.startedAt,
+	}
+}
+
+func (m *Member) redact(s string) string { return m.deps.Redactor.Redact(s) }
+
+// stopAll fires the token of every run executing here with cause and answers how many
+// were not stopped before.
+func (m *Member) stopAll(cause error) int {
+	m.mu.Lock()
+	list := make([]*execution, 0, len(m.execs))
+	for _, e := range m.execs {
+		if e.ctx.Err() == nil {
+			list = append(list, e)
+		}
+	}
+	m.mu.Unlock()
+	for _, e := range list {
+		e.stop(cause)
+	}
+	return len(list)
+}
+
+// waitIdle waits until nothing executes here, for at most d (d < 0: no limit) or until
+// abort is closed. It reports whether the member became idle.
+func (m *Member) waitIdle(d time.Duration, abort <-chan struct{}) bool {
+	var deadline <-chan time.Time
+	if d >= 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		deadline = t.C
+	}
+	for {
+		m.mu.Lock()
+		n, changed := len(m.execs), m.changed
+		m.mu.Unlock()
+		if n == 0 {
+			return true
+		}
+		select {
+		case <-changed:
+		case <-deadline:
+			return false
+		case <-abort:
+			return false
+		}
+	}
+}

@@ -1,0 +1,217 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/sluicehq/sluice/application/execute"
+	"github.com/sluicehq/sluice/application/runs"
+	"github.com/sluicehq/sluice/domain/pipeline"
+)
+
+// Claimed is a run this member now owns.
+type Claimed struct {
+	ID          string
+	Name        string
+	Tenant      string
+	Pool        string
+	Epoch       int64 // lease_epoch after the claim: the fencing token
+	Attempt     int
+	MaxAttempts int
+	Config      string
+	Sealed      bool
+	TimeoutSecs int
+	ElapsedMS   int64 // running time of earlier attempts (timeout_secs counts across attempts)
+	LogicalAt   time.Time
+	RunDate     string
+	CreatedAt   time.Time
+	// StateKeyOverride is set by callers that know it; the default is state.Key(tenant, name).
+	ShardCount int
+}
+
+// Ref names an owned item and the epoch it is held at.
+type Ref struct {
+	ID    string
+	Epoch int64
+}
+
+// Outcome is how an execution ended, written by Finish.
+type Outcome struct {
+	Status       string // completed | failed | cancelled
+	ErrorCode    string
+	ErrorMessage string
+	Stats        Progress
+}
+
+// Progress are the counters of a running execution.
+type Progress struct {
+	RowsRead, RowsWritten, Pages, Bytes int64
+	ElapsedMS                           int64 // this attempt's running time
+}
+
+// Store is what the claim and lease loops need from the history.
+//
+// Every write about an owned run is conditional on (owner, epoch) and an unexpired lease
+// measured by the DATABASE clock; when it matches zero rows it returns run.ErrLeaseLost.
+type Store interface {
+	// Claim moves up to n pending runs of pools to running for owner in ONE statement,
+	// oldest first, incrementing attempt and lease_epoch, setting the lease to
+	// db_now + ttl and appending an open attempt record.
+	Claim(ctx context.Context, owner Owner, pools []string, n int, ttl time.Duration) ([]Claimed, error)
+	// Renew extends the leases of held in ONE statement and returns the refs it renewed;
+	// a held ref missing from the answer has lost its lease.
+	Renew(ctx context.Context, owner string, held []Ref, ttl time.Duration) ([]Ref, error)
+	// Progress records counters of an owned run (fenced).
+	Progress(ctx context.Context, owner string, ref Ref, p Progress) error
+	// Finish ends an owned run (fenced) in ONE transaction: status, stats, error, the
+	// attempt's outcome, the callback outbox row (when the run has a callback that
+	// wants this status), and promotion of the pipeline key's oldest queued run.
+	Finish(ctx context.Context, owner string, ref Ref, o Outcome, build runs.CallbackBuilder) error
+	// HandBack returns an owned run to pending without spending an attempt (drain,
+	// outage) — or ends it cancelled when its cancel was requested (fenced).
+	HandBack(ctx context.Context, owner string, ref Ref, p Progress) error
+	// Reclaim ends expired leases of any owner: cancel requested → cancelled; attempt <
+	// maxAttempts → pending; else failed (poisoned). Returns what it did.
+	Reclaim(ctx context.Context, build runs.CallbackBuilder) ([]Reclaimed, error)
+	// ReclaimOrphans is Reclaim for runs owned by anyone but self, lease expired or not.
+	// Only a server holding the exclusive history lock (single-node) may call it.
+	ReclaimOrphans(ctx context.Context, self string, build runs.CallbackBuilder) ([]Reclaimed, error)
+	// CancelRequested returns which of ids have their cancel flag set.
+	CancelRequested(ctx context.Context, ids []string) ([]string, error)
+	// AppendLogs persists log lines of a run, enforcing the per-run caps (10,000 lines,
+	// 1 MiB; then one truncation marker).
+	AppendLogs(ctx context.Context, runID string, lines []LogLine) error
+	// Heartbeat upserts this member's row.
+	Heartbeat(ctx context.Context, m MemberRow) error
+	// MarkStopped records a clean stop of this member.
+	MarkStopped(ctx context.Context, instanceID string) error
+	// PendingByPool counts pending runs per pool.
+	PendingByPool(ctx context.Context) (map[string]int, error)
+	// Ping checks the history answers.
+	Ping(ctx context.Context) error
+}
+
+// Owner identifies the claiming member.
+type Owner struct {
+	InstanceID string
+	Listen     string
+}
+
+// Reclaimed reports one reclaimed run.
+type Reclaimed struct {
+	ID      string
+	Outcome string // requeued | failed | cancelled
+}
+
+// LogLine is one log line to persist.
+type LogLine struct {
+	At      time.Time
+	Level   string
+	Message string
+	Attrs   map[string]any
+}
+
+// MemberRow is this member's heartbeat.
+type MemberRow struct {
+	InstanceID     string
+	Host           string
+	PID            int
+	Listen         string
+	Version        string
+	Pools          []string
+	MaxConcurrent  int
+	InFlight       int
+	StateFormatMax int
+	VaultFormatMax int
+	Draining       bool
+	StartedAt      time.Time
+}
+
+// OutboxStore is what the callback sender needs.
+type OutboxStore interface {
+	// ClaimOutbox leases up to n due callbacks to owner for lease.
+	ClaimOutbox(ctx context.Context, owner string, n int, lease time.Duration) ([]OutboxItem, error)
+	// OutboxDelivered deletes a delivered or finally failed callback.
+	OutboxDelivered(ctx context.Context, id int64) error
+	// OutboxRetry schedules another attempt.
+	OutboxRetry(ctx context.Context, id int64, next time.Time, lastErr string) error
+}
+
+// OutboxItem is one callback to send.
+type OutboxItem struct {
+	ID        int64
+	RunID     string
+	URL       string
+	Payload   []byte
+	Attempts  int // deliveries tried before this one; OutboxRetry adds one
+	CreatedAt time.Time
+}
+
+// The ports below are what the member needs besides the history. Each is small so a test
+// can stand in for it; the production implementations live in adapters and in
+// application/execute.
+
+// ConfigLoader turns a stored (raw) config into a validated pipeline, resolving its
+// directives with this member's environment. execute.Loader implements it.
+type ConfigLoader interface {
+	Load(ctx context.Context, text []byte, opts execute.LoadOptions) (*pipeline.Config, error)
+}
+
+// Runner executes one job. *execute.Executor implements it. Run returns an error wrapping
+// context.Canceled when ctx was cancelled, and an *execute.Failure for failures.
+type Runner interface {
+	Run(ctx context.Context, job execute.Job) (execute.Stats, error)
+}
+
+// StateOpener returns the bookmark store of a config whose state block names a store other
+// than the history (state.type postgres). Nil refuses such configs with config_error.
+type StateOpener func(ctx context.Context, st pipeline.State) (execute.StateStore, error)
+
+// Deliverer POSTs one callback body to url and answers the HTTP status. The adapter signs
+// the body and checks the address policy on every resolved address at send time; an
+// address the policy refuses is reported as an error wrapping ErrUndeliverable, which
+// ends the callback without retries.
+type Deliverer interface {
+	Deliver(ctx context.Context, url string, body []byte) (status int, err error)
+}
+
+// ErrUndeliverable marks a callback that can never be delivered (its address is refused
+// by policy); the sender drops it instead of retrying for a day.
+var ErrUndeliverable = errors.New("callback undeliverable")
+
+// Purger deletes terminal runs finished before cutoff (with their shards, logs and sealed
+// rows) and idempotency keys created before idemCutoff; it answers how many runs it deleted.
+type Purger interface {
+	Purge(ctx context.Context, cutoff, idemCutoff time.Time) (int, error)
+}
+
+// Clock is the time source. Decisions (throttling, outage cutoff, callback backoff) read
+// it; it must carry a monotonic reading (time.Now does), because the outage cutoff is
+// measured on the monotonic clock.
+type Clock interface {
+	Now() time.Time
+}
+
+// Metrics receives what the member counts. NopMetrics is the default.
+type Metrics interface {
+	// RunClaimed counts one claim; latency is submit → claim.
+	RunClaimed(pool string, latency time.Duration)
+	// RunFinished counts one terminal transition made here or by reclaim.
+	RunFinished(status, reason string)
+	// InFlight reports how many runs execute here.
+	InFlight(n int)
+	// Reclaimed counts one reclaimed run by outcome (requeued | failed | cancelled).
+	Reclaimed(outcome string)
+	// HistoryUnreachable reports whether this member's lease renewal is failing.
+	HistoryUnreachable(unreachable bool)
+}
+
+// NopMetrics discards every measurement.
+type NopMetrics struct{}
+
+func (NopMetrics) RunClaimed(string, time.Duration) {}
+func (NopMetrics) RunFinished(string, string)       {}
+func (NopMetrics) InFlight(int)                     {}
+func (NopMetrics) Reclaimed(string)                 {}
+func (NopMetrics) HistoryUnreachable(bool)          {}

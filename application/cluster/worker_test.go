@@ -1,0 +1,294 @@
+package cluster_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sluicehq/sluice/application/cluster"
+	"github.com/sluicehq/sluice/application/execute"
+	"github.com/sluicehq/sluice/domain/pipeline"
+	"github.com/sluicehq/sluice/domain/run"
+)
+
+func finished(t *testing.T, store *fakeStore, id string) cluster.Outcome {
+	t.Helper()
+	require.Eventually(t, func() bool { _, ok := store.outcome(id); return ok }, waitFor, tick)
+	o, _ := store.outcome(id)
+	return o
+}
+
+func TestConfigErrorFailsTheRunWithConfigError(t *testing.T) {
+	t.Parallel()
+	c := claimed("r1")
+	c.Config = "bad"
+	store := newFakeStore(c)
+	runner := &fakeRunner{fn: succeed(1)}
+	start(t, store, runner, nil)
+
+	o := finished(t, store, "r1")
+	require.Equal(t, string(run.Failed), o.Status)
+	require.Equal(t, string(run.CodeConfigError), o.ErrorCode)
+	require.Contains(t, o.ErrorMessage, "${env:PG_URL}")
+	require.Contains(t, o.ErrorMessage, "pipeline.source.config.connection_url")
+	require.Zero(t, runner.started.Load(), "a config that does not load never runs")
+}
+
+func TestLoadUsesTheServeOptions(t *testing.T) {
+	t.Parallel()
+	zone, err := time.LoadLocation("Europe/Berlin")
+	require.NoError(t, err)
+	c := claimed("r1")
+	store := newFakeStore(c)
+	h := start(t, store, &fakeRunner{fn: succeed(1)}, func(cfg *cluster.Config, _ *cluster.Deps) {
+		cfg.AllowFileDirs = []string{"/srv/files"}
+		cfg.Zone = zone
+	})
+	finished(t, store, "r1")
+	h.loader.mu.Lock()
+	defer h.loader.mu.Unlock()
+	require.Len(t, h.loader.opts, 1)
+	got := h.loader.opts[0]
+	require.True(t, got.Network, "a stored config arrived over the network")
+	require.Equal(t, []string{"/srv/files"}, got.AllowFileDirs)
+	require.True(t, got.Logical.Equal(c.LogicalAt), "every attempt sees the run's logical instant")
+	require.Equal(t, zone, got.Zone)
+}
+
+func TestTimeoutCountsAcrossAttempts(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name        string
+		timeoutSecs int
+		elapsedMS   int64
+		wantTimeout time.Duration
+		wantFail    bool
+	}{
+		{"no timeout", 0, 5000, 0, false},
+		{"first attempt", 10, 0, 10 * time.Second, false},
+		{"rest after an earlier attempt", 10, 4000, 6 * time.Second, false},
+		{"used up exactly", 10, 10000, 0, true},
+		{"overrun", 10, 12000, 0, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c := claimed("r1")
+			c.TimeoutSecs, c.ElapsedMS = tc.timeoutSecs, tc.elapsedMS
+			store := newFakeStore(c)
+			runner := &fakeRunner{fn: succeed(1)}
+			start(t, store, runner, nil)
+			o := finished(t, store, "r1")
+			if tc.wantFail {
+				require.Equal(t, string(run.Failed), o.Status)
+				require.Equal(t, string(run.CodeTimeout), o.ErrorCode)
+				require.Contains(t, o.ErrorMessage, "timeout_secs 10")
+				require.Zero(t, runner.started.Load())
+				return
+			}
+			require.Equal(t, string(run.Completed), o.Status)
+			require.Equal(t, tc.wantTimeout, runner.job(0).Timeout)
+		})
+	}
+}
+
+func TestRunnerPanicFailsWithPipelineError(t *testing.T) {
+	t.Parallel()
+	store := newFakeStore(claimed("r1"), claimed("r2"))
+	calls := 0
+	runner := &fakeRunner{}
+	runner.fn = func(context.Context, execute.Job) (execute.Stats, error) {
+		runner.mu.Lock()
+		calls++
+		first := calls == 1
+		runner.mu.Unlock()
+		if first {
+			panic("index out of range")
+		}
+		return execute.Stats{RowsWritten: 1}, nil
+	}
+	start(t, store, runner, func(c *cluster.Config, _ *cluster.Deps) { c.MaxConcurrent = 1 })
+
+	o1, o2 := finished(t, store, "r1"), finished(t, store, "r2")
+	require.Equal(t, string(run.Failed), o1.Status)
+	require.Equal(t, string(run.CodePipelineError), o1.ErrorCode)
+	require.Contains(t, o1.ErrorMessage, "index out of range")
+	require.Equal(t, string(run.Completed), o2.Status, "the member survives and runs the next one")
+}
+
+func TestFailureKeepsItsCodeAndIsRedacted(t *testing.T) {
+	t.Parallel()
+	store := newFakeStore(claimed("r1"))
+	runner := &fakeRunner{fn: func(context.Context, execute.Job) (execute.Stats, error) {
+		return execute.Stats{RowsWritten: 2}, &execute.Failure{Code: run.CodePipelineError, Connector: "postgres",
+			Role: execute.RoleSink, Page: 3, Err: errors.New("password authentication failed: hunter2")}
+	}}
+	start(t, store, runner, func(_ *cluster.Config, d *cluster.Deps) { d.Redactor.Register("hunter2") })
+
+	o := finished(t, store, "r1")
+	require.Equal(t, string(run.Failed), o.Status)
+	require.Equal(t, string(run.CodePipelineError), o.ErrorCode)
+	require.Contains(t, o.ErrorMessage, "sink postgres: page 3")
+	require.NotContains(t, o.ErrorMessage, "hunter2")
+	require.EqualValues(t, 2, o.Stats.RowsWritten, "confirmed rows are reported after a failure")
+}
+
+func TestTimeoutFailureFromTheRunner(t *testing.T) {
+	t.Parallel()
+	store := newFakeStore(claimed("r1"))
+	start(t, store, &fakeRunner{fn: func(context.Context, execute.Job) (execute.Stats, error) {
+		return execute.Stats{Pages: 2}, &execute.Failure{Code: run.CodeTimeout, Err: context.DeadlineExceeded}
+	}}, nil)
+	o := finished(t, store, "r1")
+	require.Equal(t, string(run.CodeTimeout), o.ErrorCode)
+}
+
+func TestProgressIsThrottledToOncePerSecond(t *testing.T) {
+	t.Parallel()
+	store := newFakeStore(claimed("r1"))
+	var clock *fakeClock
+	runner := &fakeRunner{fn: func(_ context.Context, job execute.Job) (execute.Stats, error) {
+		for i := int64(1); i <= 6; i++ {
+			if i == 4 {
+				clock.Advance(time.Second)
+			}
+			job.Progress(execute.Stats{RowsWritten: i * 10, Pages: i})
+		}
+		return execute.Stats{RowsWritten: 60, Pages: 6}, nil
+	}}
+	start(t, store, runner, func(_ *cluster.Config, d *cluster.Deps) {
+		clock = d.Clock.(*fakeClock)
+	})
+	o := finished(t, store, "r1")
+	require.EqualValues(t, 60, o.Stats.RowsWritten)
+	store.with(func() {
+		got := store.progress["r1"]
+		require.Len(t, got, 2, "six pages within two seconds make two progress writes")
+		require.EqualValues(t, 10, got[0].RowsWritten)
+		require.EqualValues(t, 40, got[1].RowsWritten)
+	})
+}
+
+func TestLeaseLostOnProgressStopsTheRunWithoutFinish(t *testing.T) {
+	t.Parallel()
+	store := newFakeStore(claimed("r1"))
+	store.lostOn["r1"] = true
+	h := start(t, store, &fakeRunner{fn: untilCancelled(5)}, nil)
+
+	require.Eventually(t, func() bool { return h.member.InFlight() == 0 }, waitFor, tick)
+	require.Zero(t, store.settledCount(), "a run whose lease is lost is neither finished nor handed back")
+	h.metrics.mu.Lock()
+	defer h.metrics.mu.Unlock()
+	require.Empty(t, h.metrics.finished)
+}
+
+func TestLeaseLostAtFinishIsDiscarded(t *testing.T) {
+	t.Parallel()
+	store := newFakeStore(claimed("r1"), claimed("r2"))
+	store.lostOn["r1"] = true
+	h := start(t, store, &fakeRunner{fn: succeed(1)}, nil)
+
+	require.Equal(t, string(run.Completed), finished(t, store, "r2").Status)
+	require.Eventually(t, func() bool { return h.member.InFlight() == 0 }, waitFor, tick)
+	_, ok := store.outcome("r1")
+	require.False(t, ok)
+}
+
+func TestStateKeyAndStore(t *testing.T) {
+	t.Parallel()
+	other := memState{}
+	cases := []struct {
+		name      string
+		tenant    string
+		state     pipeline.State
+		incr      bool
+		openState bool
+		wantKey   string
+		wantStore bool
+		wantCode  run.ErrorCode
+	}{
+		{name: "full read: default key, no store", tenant: "acme", wantKey: "acme/orders"},
+		{name: "untenanted", wantKey: "_/orders"},
+		{name: "incremental: history store", tenant: "acme", incr: true, wantKey: "acme/orders", wantStore: true},
+		{name: "state.key overrides", tenant: "acme", incr: true, state: pipeline.State{Key: "custom"},
+			wantKey: "custom", wantStore: true},
+		{name: "postgres state without an opener is refused", tenant: "acme", incr: true,
+			state: pipeline.State{Type: pipeline.StatePostgres}, wantCode: run.CodeConfigError},
+		{name: "postgres state with an opener", tenant: "acme", incr: true, openState: true,
+			state: pipeline.State{Type: pipeline.StatePostgres}, wantKey: "acme/orders", wantStore: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c := claimed("r1")
+			c.Tenant = tc.tenant
+			store := newFakeStore(c)
+			runner := &fakeRunner{fn: succeed(1)}
+			start(t, store, runner, func(_ *cluster.Config, d *cluster.Deps) {
+				d.Loader = &fakeLoader{cfg: func(string) (*pipeline.Config, error) {
+					cfg := &pipeline.Config{Name: "ignored-the-run-name-wins", State: tc.state}
+					if tc.incr {
+						cfg.Replication = pipeline.Replication{Type: pipeline.Incremental, Cursor: "id"}
+					}
+					return cfg, nil
+				}}
+				if tc.openState {
+					d.OpenState = func(context.Context, pipeline.State) (execute.StateStore, error) { return other, nil }
+				}
+			})
+			o := finished(t, store, "r1")
+			if tc.wantCode != "" {
+				require.Equal(t, string(tc.wantCode), o.ErrorCode)
+				require.Contains(t, o.ErrorMessage, "state.type")
+				return
+			}
+			job := runner.job(0)
+			require.Equal(t, tc.wantKey, job.StateKey)
+			require.Equal(t, tc.wantStore, job.State != nil)
+		})
+	}
+}
+
+func TestLogsArePersistedRedactedBeforeTheRunEnds(t *testing.T) {
+	t.Parallel()
+	store := newFakeStore(claimed("r1"))
+	runner := &fakeRunner{fn: func(_ context.Context, job execute.Job) (execute.Stats, error) {
+		job.Log.Debug("noisy detail")
+		job.Log.Info("connecting with password hunter2", "dsn", "postgres://u:hunter2@db/x", "page", 1)
+		job.Log.WithGroup("sink").Warn("slow", "err", errors.New("token hunter2 rejected"))
+		return execute.Stats{}, nil
+	}}
+	start(t, store, runner, func(_ *cluster.Config, d *cluster.Deps) { d.Redactor.Register("hunter2") })
+
+	finished(t, store, "r1")
+	store.with(func() {
+		lines := store.logs["r1"]
+		var all strings.Builder
+		for _, l := range lines {
+			all.WriteString(l.Message)
+			for k, v := range l.Attrs {
+				all.WriteString(" " + k + "=")
+				if s, ok := v.(string); ok {
+					all.WriteString(s)
+				}
+			}
+			all.WriteString("\n")
+			require.Equal(t, "r1", l.Attrs["run_id"])
+			require.Equal(t, "m1", l.Attrs["instance_id"])
+			require.NotEqual(t, "DEBUG", l.Level)
+		}
+		text := all.String()
+		require.NotContains(t, text, "hunter2")
+		require.NotContains(t, text, "noisy detail")
+		require.Contains(t, text, "connecting with password")
+		require.Contains(t, text, "sink.err=")
+		// Every line is persisted before the terminal transition.
+		events := strings.Join(store.events, ",")
+		require.Contains(t, events, "logs:r1")
+		require.Less(t, strings.LastIndex(events, "logs:r1"), strings.Index(events, "finish:r1"))
+	})
+}
