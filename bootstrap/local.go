@@ -8,9 +8,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sluicehq/sluice/adapters/cli"
-	"github.com/sluicehq/sluice/adapters/configtext"
 	"github.com/sluicehq/sluice/adapters/connectors/builtin"
 	"github.com/sluicehq/sluice/adapters/statefile"
+	"github.com/sluicehq/sluice/adapters/statepg"
 	"github.com/sluicehq/sluice/application/execute"
 	"github.com/sluicehq/sluice/domain/pipeline"
 )
@@ -23,12 +23,7 @@ const StateFileName = "state.json"
 func addLocal(root *cobra.Command, p *process) {
 	registry := builtin.Registry(builtin.WithStdout(p.env.Stdout))
 	local := cli.Local{
-		Loader: &execute.Loader{
-			Decoder:  configtext.Decoder{},
-			Env:      osEnvironment{lookup: p.env.Lookup},
-			Catalog:  registry,
-			Redactor: p.redactor,
-		},
+		Loader:     newLoader(p, registry),
 		Executor:   &execute.Executor{Registry: registry},
 		OpenState:  openLocalState,
 		Redactor:   p.redactor,
@@ -38,14 +33,17 @@ func addLocal(root *cobra.Command, p *process) {
 }
 
 // openLocalState opens the state store `sluice run` uses: the local file in the data
-// directory, which is also what an unset state type means there.
-func openLocalState(_ context.Context, st pipeline.State, dataDir string) (execute.StateStore, error) {
+// directory (also what an unset state type means there), or a PostgreSQL database. The
+// process ends with the run, so the database's connections are not closed early.
+func openLocalState(ctx context.Context, st pipeline.State, dataDir string) (execute.StateStore, error) {
 	switch st.Type {
 	case pipeline.StateDefault, pipeline.StateLocal:
 		return statefile.Open(filepath.Join(dataDir, StateFileName))
+	case pipeline.StatePostgres:
+		return statepg.NewStores().Open(ctx, st)
 	}
 	return nil, pipeline.Errors{{
 		Path:    "pipeline.state.type",
-		Message: fmt.Sprintf("state type %q is not available to `sluice run`; use local (the default) or run it with `sluice serve`", st.Type),
+		Message: fmt.Sprintf("state type %q is not available to `sluice run`; use local (the default) or postgres, or run it with `sluice serve`", st.Type),
 	}}
 }

@@ -33,6 +33,10 @@ func Run(ctx context.Context, args []string, env cli.Env) int {
 		addVersion,
 		addLocal,
 		addRuns,
+		addServe,
+		addMigrate,
+		addKeygen,
+		addSchedule,
 	} {
 		add(root, p)
 	}

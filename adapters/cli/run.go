@@ -84,7 +84,11 @@ func (l Local) run(cmd *cobra.Command, file string, o runOptions) error {
 	}
 	log := l.logger(stderr, level)
 	job := execute.Job{Config: cfg, BaseDir: baseDir, Timeout: o.timeout, Log: log}
-	if cfg.Replication.Type == pipeline.Incremental {
+	switch {
+	case cfg.Delivery == pipeline.ExactlyOnce:
+		// The sink's watermark holds the position; only its key is needed.
+		job.StateKey = stateKey(cfg)
+	case cfg.Replication.Type == pipeline.Incremental:
 		if job.State, job.StateKey, err = l.openState(cmd.Context(), cfg, o.dataDir); err != nil {
 			return l.printed(stderr, exitFor(err), err)
 		}
@@ -134,11 +138,15 @@ func (l Local) openState(ctx context.Context, cfg *pipeline.Config, dataDir stri
 	if err != nil {
 		return nil, "", fmt.Errorf("state: %w", err)
 	}
-	key := cfg.State.Key
-	if key == "" {
-		key = state.Key("", cfg.Name)
+	return st, stateKey(cfg), nil
+}
+
+// stateKey is state.key, else {tenant}/{name} of an untenanted pipeline (SPEC §1.6).
+func stateKey(cfg *pipeline.Config) string {
+	if cfg.State.Key != "" {
+		return cfg.State.Key
 	}
-	return st, key, nil
+	return state.Key("", cfg.Name)
 }
 
 func (l Local) logger(w io.Writer, level slog.Level) *slog.Logger {

@@ -224,6 +224,18 @@ func TestRunIncrementalUsesDataDirState(t *testing.T) {
 	require.Contains(t, stderr, "pipeline.state.type")
 }
 
+func TestRunExactlyOnceKeysTheWatermark(t *testing.T) {
+	t.Parallel()
+	h := newHarness()
+	h.loader.cfg.Delivery = pipeline.ExactlyOnce
+	h.loader.cfg.Replication = pipeline.Replication{Type: pipeline.Incremental, Cursor: "id"}
+	h.loader.cfg.State.Type = pipeline.StatePostgres // not opened: the watermark holds the bookmark
+	code, _, stderr := h.exec(t, "run", configFile(t))
+	require.Equal(t, 0, code, stderr)
+	require.Equal(t, "_/orders", h.runner.job.StateKey)
+	require.Nil(t, h.runner.job.State)
+}
+
 func TestRunParamsFromEnv(t *testing.T) {
 	t.Parallel()
 	h := newHarness()

@@ -97,6 +97,9 @@ func errorTable() []mapping {
 		{execute.ErrDirectiveRefused, codeDirectiveRefused},
 		{pipeline.ErrInvalidConfig, codeInvalidConfig},
 		{pool.ErrUnserved, codePoolUnserved},
+		// A live member of an older release would claim the run without honouring its pool.
+		{runs.ErrPoolsUnsupported, codePoolUnserved},
+		{runs.ErrStateFormatRefused, codeStateFormatRefused},
 		{pool.ErrOverrideDenied, codePoolOverrideDenied},
 		{state.ErrFormat, codeStateFormatRefused},
 		// Refused callback settings are part of what the request configures, reported like
@@ -114,6 +117,8 @@ func errorTable() []mapping {
 		{run.ErrConflict, codeConflict},
 		{run.ErrInvalidTransition, codeConflict},
 		{run.ErrLeaseLost, codeConflict},
+		// The history did not answer: nothing was decided, the caller may retry.
+		{run.ErrUnavailable, codeHistoryUnavailable},
 	}
 }
 
@@ -195,6 +200,14 @@ func details(err error) map[string]any {
 	if errors.As(err, &ue) {
 		return map[string]any{"pool": ue.Pool, "served": nonNil(ue.Served)}
 	}
+	var sfe *runs.StateFormatRefusedError
+	if errors.As(err, &sfe) {
+		return map[string]any{"state_format": sfe.Need, "members": memberDetails(sfe.Members)}
+	}
+	var pue *runs.PoolsUnsupportedError
+	if errors.As(err, &pue) {
+		return map[string]any{"pool": pue.Pool, "members": memberDetails(pue.Members)}
+	}
 	var oe *pool.OverrideDeniedError
 	if errors.As(err, &oe) {
 		return map[string]any{"pool": oe.Requested, "template_pool": oe.Template, "allowed": nonNil(oe.Allowed)}
@@ -206,6 +219,16 @@ func details(err error) map[string]any {
 		return d
 	}
 	return nil
+}
+
+// memberDetails names the members a refusal is about.
+func memberDetails(ms []runs.MemberRef) []map[string]any {
+	out := make([]map[string]any, len(ms))
+	for i, m := range ms {
+		out[i] = map[string]any{"instance_id": m.InstanceID, "host": m.Host, "listen": m.Listen,
+			"version": m.Version, "state_format_max": m.StateFormatMax}
+	}
+	return out
 }
 
 func nonNil(s []string) []string {

@@ -26,7 +26,7 @@ func sentinels() []error {
 	out := append([]error{}, runs.Errors()...)
 	// Every exported sentinel of domain/ and application/ that a request can meet.
 	// cluster.ErrUndeliverable is left out: it only concerns callback delivery.
-	out = append(out, run.ErrNotFound, run.ErrConflict, run.ErrLeaseLost, run.ErrInvalidTransition,
+	out = append(out, run.ErrNotFound, run.ErrConflict, run.ErrLeaseLost, run.ErrInvalidTransition, run.ErrUnavailable,
 		pipeline.ErrInvalidConfig, execute.ErrDirectiveRefused, pool.ErrUnserved, pool.ErrOverrideDenied,
 		callback.ErrRefused, shard.ErrInvalidCount, state.ErrFormat,
 		secret.ErrTooShort, secret.ErrTokenInText, secret.ErrUnknownToken)
@@ -71,6 +71,8 @@ func TestErrorTable(t *testing.T) {
 		{&execute.DirectiveRefusedError{Path: "a.b", Directive: "${env:X}", Reason: "no"}, 422, "directive_refused"},
 		{&runs.CallbackRefusedError{Path: "callback.url", Message: "metadata host"}, 422, "invalid_config"},
 		{pool.Admit("gpu", []string{"default"}), 422, "pool_unserved"},
+		{&runs.PoolsUnsupportedError{Pool: "gpu", Members: []runs.MemberRef{{InstanceID: "old-1"}}}, 422, "pool_unserved"},
+		{&runs.StateFormatRefusedError{Need: 2, Members: []runs.MemberRef{{InstanceID: "old-1", StateFormatMax: 1}}}, 422, "state_format_refused"},
 		{pool.Override{Allowed: []string{"a"}}.Check("b", "t"), 422, "pool_override_denied"},
 		{shard.ValidateCount(0), 422, "invalid_config"},
 		{runs.ErrQueueFull, 429, "queue_full"},

@@ -8,8 +8,11 @@ import (
 
 // The ports this package implements.
 var (
-	_ runs.Store          = (*Store)(nil)
-	_ cluster.Store       = (*Store)(nil)
-	_ cluster.OutboxStore = (*Store)(nil)
-	_ execute.StateStore  = (*Store)(nil)
+	_ runs.Store           = (*Store)(nil)
+	_ cluster.Store        = (*Store)(nil)
+	_ cluster.OutboxStore  = (*Store)(nil)
+	_ cluster.Roster       = (*Store)(nil)
+	_ cluster.PoolTimeouts = (*Store)(nil)
+	_ runs.Roster          = (*Store)(nil)
+	_ execute.StateStore   = (*Store)(nil)
 )

@@ -18,7 +18,7 @@ func (s *Store) CancelQueued(ctx context.Context, id string, build runs.Callback
 		rec *runs.Record
 		ok  bool
 	)
-	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err := s.runInTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		if err := s.lockRunPipeline(ctx, tx, id); err != nil {
 			return err
 		}
@@ -47,7 +47,7 @@ RETURNING `+runCols("")), id)
 // with CancelQueued; a terminal one has nothing left to cancel), so a caller racing a
 // status change re-reads the run; a missing run is run.ErrNotFound.
 func (s *Store) RequestCancel(ctx context.Context, id string) error {
-	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err := s.runInTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		res, err := tx.NewRaw(`UPDATE sluice_runs SET cancel_requested = TRUE
 WHERE id = ? AND status IN ('running', 'sharded')`, id).Exec(ctx)
 		if err != nil {
@@ -68,7 +68,7 @@ WHERE id = ? AND status IN ('running', 'sharded')`, id).Exec(ctx)
 // Delete removes a terminal run; its labels and logs go with it (foreign keys cascade).
 // A run that is not terminal is run.ErrConflict; a missing one run.ErrNotFound.
 func (s *Store) Delete(ctx context.Context, id string) error {
-	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err := s.runInTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		res, err := tx.NewRaw(`DELETE FROM sluice_runs
 WHERE id = ? AND status IN ('completed', 'failed', 'cancelled')`, id).Exec(ctx)
 		if err != nil {

@@ -37,7 +37,7 @@ func (s *Store) Create(ctx context.Context, rec *runs.Record, idem *runs.Idempot
 		rec.CreatedAt = time.Now()
 	}
 	var res runs.CreateResult
-	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err := s.runInTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		if err := s.lockPipeline(ctx, tx, rec.Tenant, rec.Name); err != nil {
 			return err
 		}

@@ -1,9 +1,13 @@
 package store
 
 import (
+	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/url"
 	"strings"
 
@@ -65,7 +69,30 @@ const (
 	sqliteConstraintPK     = 1555
 	sqliteConstraintUnique = 2067
 	sqliteConstraintFK     = 787
+	sqliteBusy             = 5 // primary codes: the low byte of an extended code
+	sqliteLocked           = 6
 )
+
+// unavailableState reports the SQLSTATEs of a server that cannot serve right now:
+// connection exceptions (class 08), a shutdown or a server still starting (57P01-57P03),
+// too many connections (53300) and a cancelled statement (57014, our statement timeout).
+func unavailableState(code string) bool {
+	switch code {
+	case "57P01", "57P02", "57P03", "53300", "57014":
+		return true
+	}
+	return strings.HasPrefix(code, "08")
+}
+
+// unreachable reports an error of the link to the database rather than of the statement:
+// the connection was refused, reset or timed out, or the statement ran out of time.
+func unreachable(err error) bool {
+	var ce *pgconn.ConnectError
+	var ne net.Error
+	return errors.As(err, &ce) || errors.As(err, &ne) || pgconn.Timeout(err) ||
+		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, driver.ErrBadConn) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)
+}
 
 // translate turns a driver error into the typed errors of domain/run, keeping the driver
 // error in the chain for logs. op says what was being done.
@@ -73,7 +100,7 @@ func translate(op string, err error) error {
 	if err == nil {
 		return nil
 	}
-	for _, typed := range []error{run.ErrNotFound, run.ErrConflict, run.ErrLeaseLost, run.ErrInvalidTransition} {
+	for _, typed := range []error{run.ErrNotFound, run.ErrConflict, run.ErrLeaseLost, run.ErrInvalidTransition, run.ErrUnavailable} {
 		if errors.Is(err, typed) {
 			return err
 		}
@@ -90,22 +117,29 @@ func translate(op string, err error) error {
 func classify(err error) error {
 	var pg *pgconn.PgError
 	if errors.As(err, &pg) {
-		switch pg.Code {
-		case "23505": // unique_violation
+		switch {
+		case pg.Code == "23505": // unique_violation
 			return run.ErrConflict
-		case "23503": // foreign_key_violation: the row it points at is gone
+		case pg.Code == "23503": // foreign_key_violation: the row it points at is gone
 			return run.ErrNotFound
+		case unavailableState(pg.Code):
+			return run.ErrUnavailable
 		}
 		return nil
 	}
 	var lite sqliteCoder
 	if errors.As(err, &lite) {
-		switch lite.Code() {
-		case sqliteConstraintPK, sqliteConstraintUnique:
+		switch code := lite.Code(); {
+		case code == sqliteConstraintPK, code == sqliteConstraintUnique:
 			return run.ErrConflict
-		case sqliteConstraintFK:
+		case code == sqliteConstraintFK:
 			return run.ErrNotFound
+		case code&0xff == sqliteBusy, code&0xff == sqliteLocked:
+			return run.ErrUnavailable
 		}
+	}
+	if unreachable(err) {
+		return run.ErrUnavailable
 	}
 	msg := err.Error()
 	switch {

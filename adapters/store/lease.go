@@ -115,7 +115,7 @@ func (s *Store) Finish(ctx context.Context, owner string, ref cluster.Ref, o clu
 	if !to.Terminal() {
 		return &run.TransitionError{From: run.Running, To: to}
 	}
-	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err := s.runInTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		if err := s.lockRunPipeline(ctx, tx, ref.ID); err != nil {
 			if errors.Is(err, run.ErrNotFound) {
 				return leaseLost(ref)
@@ -145,7 +145,7 @@ RETURNING `+runCols("")),
 // HandBack returns an owned run to pending without spending an attempt, or ends it
 // cancelled (with its callback) when its cancel was requested.
 func (s *Store) HandBack(ctx context.Context, owner string, ref cluster.Ref, p cluster.Progress) error {
-	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err := s.runInTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		if err := s.lockRunPipeline(ctx, tx, ref.ID); err != nil {
 			if errors.Is(err, run.ErrNotFound) {
 				return leaseLost(ref)

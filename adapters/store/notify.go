@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"regexp"
+	"slices"
 	"sync"
 	"time"
 
@@ -97,15 +98,58 @@ func (n *notifier) send(ctx context.Context, tx bun.Tx, channel, payload string)
 		_, err := tx.ExecContext(ctx, "SELECT pg_notify(?, ?)", channel, payload)
 		return err
 	}
-	if st.timer == nil && !n.stopped {
-		st.timer = time.AfterFunc(notifyGap-now.Sub(st.last), func() { n.trailing(channel) })
-	}
+	n.scheduleLocked(channel, st, now)
 	n.mu.Unlock()
+	if notes, ok := ctx.Value(txNotesKey{}).(*txNotes); ok && !slices.Contains(notes.channels, channel) {
+		notes.channels = append(notes.channels, channel)
+	}
 	return nil
 }
 
+// scheduleLocked schedules the trailing notification of channel unless one is already
+// scheduled. n.mu is held.
+func (n *notifier) scheduleLocked(channel string, st *channelState, now time.Time) {
+	if st.timer == nil && !n.stopped {
+		st.timer = time.AfterFunc(max(notifyGap-now.Sub(st.last), 0), func() { n.trailing(channel) })
+	}
+}
+
+// committed is told the channels a transaction folded into a trailing notification,
+// after it committed. A trailing notification still scheduled goes out after this
+// commit and covers it; one that already went out may have reached listeners before the
+// commit, when they could not see the change yet, so another one is scheduled.
+func (n *notifier) committed(channels []string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	now := time.Now()
+	for _, ch := range channels {
+		n.scheduleLocked(ch, n.channels[ch], now)
+	}
+}
+
+// txNotes collects, inside one transaction, the channels whose notification it folded
+// into a trailing one.
+type txNotes struct{ channels []string }
+
+type txNotesKey struct{}
+
+// runInTx is db.RunInTx for transactions that may notify: once one commits, every
+// notification it folded into a trailing one is guaranteed to go out after the commit,
+// so no listener wakes up too early to see the change and then sleeps a poll interval.
+func (s *Store) runInTx(ctx context.Context, fn func(ctx context.Context, tx bun.Tx) error) error {
+	if s.notify == nil {
+		return s.db.RunInTx(ctx, nil, fn)
+	}
+	notes := &txNotes{}
+	err := s.db.RunInTx(context.WithValue(ctx, txNotesKey{}, notes), nil, fn)
+	if err == nil && len(notes.channels) > 0 {
+		s.notify.committed(notes.channels)
+	}
+	return err
+}
+
 // trailing sends the notification that stands for those suppressed. A transaction that
-// asked for it may commit only after it went out; the poll fallback covers that case.
+// asked for it may commit only after it went out; runInTx schedules another one then.
 func (n *notifier) trailing(channel string) {
 	n.mu.Lock()
 	st := n.channels[channel]

@@ -58,7 +58,7 @@ func (s *Store) reclaim(ctx context.Context, cond string, condArgs []any, build 
 func (s *Store) reclaimOne(ctx context.Context, id, cond string, condArgs []any, build runs.CallbackBuilder) (cluster.Reclaimed, bool, error) {
 	var res cluster.Reclaimed
 	found := false
-	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err := s.runInTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		if err := s.lockRunPipeline(ctx, tx, id); err != nil {
 			if errors.Is(err, run.ErrNotFound) {
 				return nil // deleted meanwhile

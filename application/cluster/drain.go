@@ -52,7 +52,7 @@ func (m *Member) drain(ctx context.Context, started bool) error {
 		return nil
 	}
 	<-m.claimDone // nothing is launched after this
-	m.log.Info("draining: claiming stopped", "in_flight", m.InFlight(), "grace", m.cfg.ShutdownGrace)
+	m.log.Info("draining: claiming stopped", "in_flight", m.InFlight(), "grace", m.cfg.ShutdownGrace.String())
 	m.heartbeatNow()
 
 	skip := make(chan struct{})

@@ -26,7 +26,10 @@ var errDown = errors.New("connection refused")
 
 // fakeStore is an in-memory history. Every method fails with errDown while down is set.
 type fakeStore struct {
-	down          atomic.Bool
+	down atomic.Bool
+	// stall, while set, holds Renew and Heartbeat until the channel is closed, whatever
+	// their context says: a history that swallows statements.
+	stall         atomic.Pointer[chan struct{}]
 	claimAttempts atomic.Int64 // every Claim call, answered or not
 	handBackCalls atomic.Int64
 
@@ -59,6 +62,12 @@ func newFakeStore(pending ...cluster.Claimed) *fakeStore {
 		notRenewed:  map[string]bool{},
 		lostOn:      map[string]bool{},
 		cancelFlags: map[string]bool{},
+	}
+}
+
+func (s *fakeStore) waitStall() {
+	if ch := s.stall.Load(); ch != nil {
+		<-*ch
 	}
 }
 
@@ -97,6 +106,7 @@ func (s *fakeStore) Claim(_ context.Context, owner cluster.Owner, pools []string
 }
 
 func (s *fakeStore) Renew(_ context.Context, _ string, held []cluster.Ref, _ time.Duration) ([]cluster.Ref, error) {
+	s.waitStall()
 	if s.down.Load() {
 		return nil, errDown
 	}
@@ -201,6 +211,7 @@ func (s *fakeStore) AppendLogs(_ context.Context, id string, lines []cluster.Log
 }
 
 func (s *fakeStore) Heartbeat(_ context.Context, row cluster.MemberRow) error {
+	s.waitStall()
 	if s.down.Load() {
 		return errDown
 	}

@@ -8,53 +8,111 @@ import (
 	"github.com/sluicehq/sluice/domain/run"
 )
 
+// outageRetry is how often a member whose renewals fail tries again, and how often the
+// outage watch looks at the cutoff: a quarter of the renew interval (TTL/12). Retrying
+// faster than TTL/3 matters because runs stopped by an outage can only be handed back
+// while their leases hold: a link that returns between the cutoff (2·TTL/3) and the
+// expiry (TTL) would otherwise be noticed only at the tick that coincides with the
+// expiry, and the run would be reclaimed with an attempt spent instead.
+func outageRetry(ttl time.Duration) time.Duration { return lease.RenewInterval(ttl) / 4 }
+
 // leaseLoop keeps what this member holds: every TTL/3 it renews all leases in one
-// statement, heartbeats, and reclaims expired leases of any member; every poll interval it
-// looks for cancel flags of the runs it executes (the cross-member cancel path when no
-// notification arrives).
+// statement, heartbeats, and reclaims expired leases of any member; while renewals fail
+// it retries every TTL/12; every poll interval it looks for cancel flags of the runs it
+// executes (the cross-member cancel path when no notification arrives).
 func (m *Member) leaseLoop() {
 	renew := time.NewTicker(lease.RenewInterval(m.cfg.LeaseTTL))
 	defer renew.Stop()
 	poll := time.NewTicker(m.cfg.PollInterval)
 	defer poll.Stop()
+	retry := time.NewTimer(outageRetry(m.cfg.LeaseTTL))
+	retry.Stop() // armed only while renewals fail
+	defer retry.Stop()
 	for {
 		select {
 		case <-m.root.Done():
 			return
 		case <-renew.C:
-			m.leaseCycle()
+		case <-retry.C:
 		case <-poll.C:
 			m.pollCancels()
+			continue
+		}
+		m.leaseCycle()
+		if m.renewalFailing() {
+			retry.Reset(outageRetry(m.cfg.LeaseTTL))
+		} else {
+			retry.Stop()
 		}
 	}
+}
+
+// outageWatch stops every run here once the outage cutoff has passed (§4.9). It runs
+// apart from the lease loop, whose statements may each hang for TTL/6, so the cutoff is
+// kept within TTL/12 whatever the history does: the runs stop before their leases can
+// expire and a peer that reclaims them never runs them at the same time.
+func (m *Member) outageWatch() {
+	t := time.NewTicker(outageRetry(m.cfg.LeaseTTL))
+	defer t.Stop()
+	for {
+		select {
+		case <-m.root.Done():
+			return
+		case <-t.C:
+			m.checkOutage()
+		}
+	}
+}
+
+// checkOutage stops every run here when renewals have failed for the outage cutoff,
+// measured on the monotonic clock since the last successful renewal was SENT.
+func (m *Member) checkOutage() {
+	m.mu.Lock()
+	failing := m.renewFailing
+	since := m.clock.Now().Sub(m.lastOK)
+	m.mu.Unlock()
+	if !failing || since < lease.OutageCutoff(m.cfg.LeaseTTL) {
+		return
+	}
+	if n := m.stopAll(errOutage); n > 0 {
+		m.log.Error("history unreachable past the outage cutoff; stopped every run here to hand it back later",
+			"since_last_renewal", since, "stopped", n)
+	}
+}
+
+func (m *Member) renewalFailing() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.renewFailing
 }
 
 // leaseCycle is one renewal round.
 func (m *Member) leaseCycle() {
 	held := m.heldRefs()
 	sent := m.clock.Now() // the cutoff counts from when the statement was SENT
-	var renewErr error
 	if len(held) > 0 {
 		ctx, cancel := m.stmt(m.root)
 		renewed, err := m.deps.Store.Renew(ctx, m.cfg.InstanceID, held, m.cfg.LeaseTTL)
 		cancel()
-		renewErr = err
-		if err == nil {
-			m.markLost(held, renewed)
+		if err != nil {
+			// No heartbeat after a failed renewal: it would fail the same way and, with
+			// its own statement timeout, delay the next try.
+			if m.root.Err() == nil {
+				m.renewalFailed(err)
+			}
+			return
 		}
+		m.markLost(held, renewed)
 	}
 	ctx, cancel := m.stmt(m.root)
 	hbErr := m.deps.Store.Heartbeat(ctx, m.memberRow())
 	cancel()
-	if len(held) == 0 {
-		// Nothing to renew: the heartbeat is what tells whether the history answers.
-		renewErr = hbErr
-	}
 	if m.root.Err() != nil {
 		return
 	}
-	if renewErr != nil {
-		m.renewalFailed(renewErr)
+	if hbErr != nil && len(held) == 0 {
+		// Nothing to renew: the heartbeat is what tells whether the history answers.
+		m.renewalFailed(hbErr)
 		return
 	}
 	m.renewalSucceeded(sent, hbErr == nil)
@@ -63,6 +121,7 @@ func (m *Member) leaseCycle() {
 		return
 	}
 	m.reclaim()
+	m.failUnservedPools()
 }
 
 func (m *Member) heldRefs() []Ref {
@@ -93,28 +152,20 @@ func (m *Member) markLost(held, renewed []Ref) {
 	}
 }
 
-// renewalFailed handles an unanswered renewal (§4.9): report the outage, stop claiming,
-// and once the cutoff has passed since the last successful renewal was sent, stop every
-// run here — before the leases can expire, so a peer that reclaims them never runs them
-// at the same time as this member.
+// renewalFailed handles an unanswered renewal (§4.9): report the outage and stop
+// claiming; the outage watch stops the runs once the cutoff has passed, and it is checked
+// here too so a cycle that notices a long outage acts at once.
 func (m *Member) renewalFailed(err error) {
 	m.mu.Lock()
 	first := !m.renewFailing
 	m.renewFailing = true
 	m.healthy = false
-	since := m.clock.Now().Sub(m.lastOK)
 	m.mu.Unlock()
 	m.metrics.HistoryUnreachable(true)
 	if first {
 		m.log.Error("lease renewal failed: the history is unreachable; claiming stops", "error", m.redact(err.Error()))
 	}
-	if since < lease.OutageCutoff(m.cfg.LeaseTTL) {
-		return
-	}
-	if n := m.stopAll(errOutage); n > 0 {
-		m.log.Error("history unreachable past the outage cutoff; stopped every run here to hand it back later",
-			"since_last_renewal", since, "stopped", n)
-	}
+	m.checkOutage()
 }
 
 // renewalSucceeded records a renewal that answered; after an outage it hands back the

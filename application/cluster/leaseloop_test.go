@@ -2,6 +2,7 @@ package cluster_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -119,4 +120,37 @@ func TestOutageRunAlreadyReclaimedByAPeerIsDropped(t *testing.T) {
 	time.Sleep(300 * time.Millisecond)
 	require.EqualValues(t, 1, store.handBackCalls.Load(), "a run a peer reclaimed is not handed back again")
 	require.Zero(t, store.settledCount())
+}
+
+func TestOutageCutoffHoldsWhileTheLeaseLoopIsStuck(t *testing.T) {
+	t.Parallel()
+	store := newFakeStore(claimed("r1"))
+	stopped := make(chan struct{})
+	h := start(t, store, &fakeRunner{fn: stoppable(3, stopped)}, nil)
+	require.Eventually(t, func() bool { return h.member.InFlight() == 1 }, waitFor, tick)
+
+	store.down.Store(true)
+	require.Eventually(t, func() bool { return !h.member.Healthy() }, waitFor, tick)
+	// The history now swallows statements: the lease loop's next try never returns, so
+	// only the outage watch can keep the cutoff.
+	stall := make(chan struct{})
+	var release sync.Once
+	unstall := func() { release.Do(func() { close(stall) }) }
+	t.Cleanup(unstall) // runs before the member's Stop
+	store.stall.Store(&stall)
+	time.Sleep(100 * time.Millisecond)
+
+	h.clock.Advance(time.Second)
+	select {
+	case <-stopped:
+	case <-time.After(waitFor):
+		t.Fatal("the run was not stopped at the outage cutoff while a statement hung")
+	}
+	require.Eventually(t, func() bool { return h.member.InFlight() == 0 }, waitFor, tick)
+
+	store.stall.Store(nil)
+	unstall()
+	store.down.Store(false)
+	require.Eventually(t, func() bool { _, ok := store.handBack("r1"); return ok }, waitFor, tick,
+		"handed back once the history answers")
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/sluicehq/sluice/application/runs"
 	"github.com/sluicehq/sluice/domain/lease"
 	"github.com/sluicehq/sluice/domain/secret"
+	"github.com/sluicehq/sluice/domain/state"
 )
 
 // Defaults for the Config fields whose zero value means "use the default".
@@ -49,8 +51,11 @@ type Config struct {
 	// Exclusive is set by a single-node server holding the history lock: at Start it
 	// reclaims every run a previous process left running, so they resume at once instead
 	// of waiting for their leases to expire.
-	Exclusive      bool
-	StateFormatMax int // advertised in the membership row (§4.10)
+	Exclusive bool
+	// StateFormatMax is the highest bookmark format this binary reads, advertised in the
+	// membership row (§4.10); 0 = state.FormatMax. VaultFormatMax is the sealer's
+	// (runs.Sealer.FormatMax); 0 advertises nothing, which peers read as format 1.
+	StateFormatMax int
 	VaultFormatMax int
 	// RetainTerminal is --retain-terminal-runs-secs; 0 = 7 days.
 	RetainTerminal time.Duration
@@ -58,6 +63,10 @@ type Config struct {
 	IdempotencyRetention time.Duration
 	PurgeInterval        time.Duration // 0 = 5 min
 	OutboxInterval       time.Duration // how often due callbacks are looked for; 0 = 1 s
+	// PoolWaitTimeout is --pool-wait-timeout-secs: pending runs of a pool that no live
+	// member has served for this long fail with pool_unavailable (SPEC §5.5). 0 = wait
+	// forever. It needs Deps.PoolTimeouts.
+	PoolWaitTimeout time.Duration
 }
 
 // Deps are the ports a member drives. Outbox+Deliverer and Purger are optional: without
@@ -76,10 +85,17 @@ type Deps struct {
 	// Callbacks builds the outbox row of a terminal transition (runs.CallbackPayload);
 	// nil writes none.
 	Callbacks runs.CallbackBuilder
-	Metrics   Metrics          // nil = NopMetrics
-	Clock     Clock            // nil = the system clock
-	Log       *slog.Logger     // nil = discard
-	Redactor  *secret.Redactor // nil = nothing registered to redact
+	// Notifications wake the claim loop and fire cancel tokens as soon as the history
+	// announces work or a cancel (PostgreSQL LISTEN); nil polls only (SQLite,
+	// --poll-only). Polling every PollInterval stays on either way.
+	Notifications Notifications
+	// PoolTimeouts fails runs of pools unserved past Config.PoolWaitTimeout; required
+	// when that is set, unused otherwise.
+	PoolTimeouts PoolTimeouts
+	Metrics      Metrics          // nil = NopMetrics
+	Clock        Clock            // nil = the system clock
+	Log          *slog.Logger     // nil = discard
+	Redactor     *secret.Redactor // nil = nothing registered to redact
 }
 
 // Member executes runs: it claims them, runs them, keeps their leases, hands them back on
@@ -131,6 +147,9 @@ func New(cfg Config, deps Deps) (*Member, error) {
 	}
 	if cfg.Zone == nil {
 		cfg.Zone = time.UTC
+	}
+	if cfg.StateFormatMax == 0 {
+		cfg.StateFormatMax = state.FormatMax
 	}
 	cfg.RetainTerminal = orDefault(cfg.RetainTerminal, DefaultRetainTerminal)
 	cfg.IdempotencyRetention = orDefault(cfg.IdempotencyRetention, DefaultIdempotencyRetention)
@@ -191,6 +210,12 @@ func validate(cfg Config, deps Deps) error {
 	if deps.Store == nil || deps.Loader == nil || deps.Runner == nil {
 		errs = append(errs, errors.New("cluster: Deps.Store, Deps.Loader and Deps.Runner are required"))
 	}
+	if cfg.PoolWaitTimeout < 0 {
+		errs = append(errs, fmt.Errorf("cluster: --pool-wait-timeout-secs must not be negative, got %s", cfg.PoolWaitTimeout))
+	}
+	if cfg.PoolWaitTimeout > 0 && deps.PoolTimeouts == nil {
+		errs = append(errs, errors.New("cluster: --pool-wait-timeout-secs needs Deps.PoolTimeouts"))
+	}
 	if (deps.Outbox == nil) != (deps.Deliverer == nil) {
 		errs = append(errs, errors.New("cluster: Deps.Outbox and Deps.Deliverer go together"))
 	}
@@ -246,6 +271,10 @@ func (m *Member) Start(ctx context.Context) error {
 
 	m.spawn(func() { m.claimLoop(); close(m.claimDone) })
 	m.spawn(m.leaseLoop)
+	m.spawn(m.outageWatch)
+	if m.deps.Notifications != nil {
+		m.spawn(m.notifyLoop)
+	}
 	if m.deps.Outbox != nil {
 		m.spawn(m.outboxLoop)
 	}
@@ -340,6 +369,14 @@ func (m *Member) stopClaiming() {
 // stmt bounds one history statement by the lease statement timeout (§4.4).
 func (m *Member) stmt(parent context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(parent, lease.StatementTimeout(m.cfg.LeaseTTL))
+}
+
+// Row is this member's membership row as the next heartbeat will write it, with the
+// current in-flight count.
+func (m *Member) Row() MemberRow {
+	row := m.memberRow()
+	row.Pools = slices.Clone(row.Pools)
+	return row
 }
 
 func (m *Member) memberRow() MemberRow {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/sluicehq/sluice/application/execute"
 	"github.com/sluicehq/sluice/application/runs"
+	"github.com/sluicehq/sluice/domain/member"
 	"github.com/sluicehq/sluice/domain/pipeline"
 )
 
@@ -146,6 +147,48 @@ type OutboxItem struct {
 	Payload   []byte
 	Attempts  int // deliveries tried before this one; OutboxRetry adds one
 	CreatedAt time.Time
+}
+
+// Notifications are wake-ups pushed by the history (PostgreSQL LISTEN/NOTIFY, SPEC §4.3,
+// §4.6). They are a shortcut only: the member keeps polling every PollInterval, so a lost
+// notification delays work by at most that much. Nil (SQLite, --poll-only) polls only.
+type Notifications interface {
+	// Wakeups delivers a value when claimable work may have appeared: the claim loop
+	// claims at once.
+	Wakeups() <-chan struct{}
+	// Cancels delivers the id of a run whose cancel flag was set; the member fires that
+	// run's token at once when it executes here. "" means the flags of every run
+	// executing here must be read again (a notification that stood for several, or a
+	// reconnect that may have missed some).
+	Cancels() <-chan string
+}
+
+// PoolTimeouts fails pending runs whose pool nobody serves (SPEC §5.5). The store
+// implements it.
+type PoolTimeouts interface {
+	// FailUnservedPools fails, with run.CodePoolUnavailable, the pending runs of every
+	// pool that no live (heartbeat within ttl by the database clock), non-draining member
+	// serves and that has been unserved for at least wait: unserved since the latest
+	// lease expiry among the members that advertised the pool (a clean stop counts as
+	// the expiry), or since the run's creation when that is later. Each run ends in its
+	// own transaction with its callback outbox row and the promotion of a queued sibling;
+	// a run claimed or cancelled meanwhile is left alone. It returns the runs it failed.
+	FailUnservedPools(ctx context.Context, ttl, wait time.Duration, build runs.CallbackBuilder) ([]PoolTimedOut, error)
+}
+
+// PoolTimedOut is a pending run failed because its pool stayed unserved.
+type PoolTimedOut struct {
+	ID   string
+	Pool string
+}
+
+// Roster reads the membership (SPEC §4.7). The store implements it.
+type Roster interface {
+	// Roster returns the rows of members that have not stopped cleanly, by instance id,
+	// and the database clock at the read: heartbeat times and now come from the same
+	// clock, so member.Live judges liveness the way leases are judged. A member without
+	// pool support has nil Pools.
+	Roster(ctx context.Context) (members []member.Member, now time.Time, err error)
 }
 
 // The ports below are what the member needs besides the history. Each is small so a test

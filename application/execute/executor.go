@@ -31,9 +31,11 @@ type Executor struct {
 // Job is one run of one validated config.
 type Job struct {
 	Config *pipeline.Config
-	// StateKey is where the bookmark lives when the config is incremental.
+	// StateKey is where the bookmark lives when the config is incremental, and the key
+	// of the sink's watermark row with delivery exactly_once (incremental or not).
 	StateKey string
-	// State stores bookmarks; nil when the config is not incremental.
+	// State stores bookmarks; nil when the config is not incremental. With delivery
+	// exactly_once it is not used: the position lives in the sink's watermark (FencedSink).
 	State   StateStore
 	BaseDir string
 	// Timeout bounds the running time (not time spent queued); 0 means none.
@@ -60,6 +62,10 @@ type runner struct {
 	incr    *Incremental
 	durable Durability
 	last    *state.Bookmark // newest confirmed bookmark
+	// Exactly-once runs only (see fenced.go).
+	fenced FencedSink
+	pos    Position // what the pages handed to the sink (written or dropped) cover
+	skip   int64    // rows still to drop: already written by an earlier writer
 }
 
 // Run executes job and returns what it moved. The error is a *Failure for source, sink,
@@ -95,6 +101,9 @@ func (r *runner) run(ctx context.Context, reg Registry) error {
 		ctx, cancel = context.WithTimeoutCause(ctx, r.job.Timeout, errTimeout)
 		defer cancel()
 	}
+	if r.cfg.Delivery == pipeline.ExactlyOnce {
+		return r.runFenced(ctx, srcConn, snkConn)
+	}
 	if r.incr, err = r.incremental(ctx); err != nil {
 		return err
 	}
@@ -115,6 +124,11 @@ func (r *runner) run(ctx context.Context, reg Registry) error {
 			return r.stopped(ctx)
 		}
 		return r.fail(RoleSink, 0, fmt.Errorf("open: %w", err))
+	}
+	if err := r.negotiate(ctx, src, snk); err != nil {
+		r.abort(context.WithoutCancel(ctx), snk)
+		r.closeSource(src)
+		return err
 	}
 	return r.pump(ctx, src, snk)
 }
@@ -199,9 +213,12 @@ func (r *runner) read(ctx context.Context, src Source, out chan<- item) {
 // write hands one page to the sink and, once it is confirmed, saves the bookmark of a
 // PerPage sink. A failed write never moves the bookmark.
 func (r *runner) write(ctx context.Context, snk Sink, n int, p *Page) error {
-	rows := int64(len(p.Rows))
+	rows := int64(p.Len())
 	r.stats.RowsRead += rows
 	r.stats.Bytes += p.Bytes
+	if r.fenced != nil {
+		return r.writeFenced(ctx, n, p)
+	}
 	if err := safely(func() error { return snk.Write(ctx, p) }); err != nil {
 		return r.fail(RoleSink, n, err)
 	}
@@ -219,17 +236,27 @@ func (r *runner) write(ctx context.Context, snk Sink, n int, p *Page) error {
 			}
 		}
 	}
+	r.confirmed(n, rows)
+	return nil
+}
+
+// confirmed logs a confirmed page and reports progress.
+func (r *runner) confirmed(n int, rows int64) {
 	r.log.Debug("page confirmed", "page", n, "rows", rows, "rows_written", r.stats.RowsWritten)
 	if r.job.Progress != nil {
 		s := r.stats
 		s.Elapsed = time.Since(r.start)
 		r.job.Progress(s)
 	}
-	return nil
 }
 
 // finish commits after the source's end and saves an AtEnd sink's last bookmark.
 func (r *runner) finish(ctx context.Context, snk Sink) error {
+	if r.fenced != nil {
+		// The read is complete: the next run starts after the last bookmark (a full read
+		// from the beginning), with nothing left to drop.
+		return r.commitFenced(ctx, Position{Bookmark: r.pos.Bookmark}, "commit")
+	}
 	if err := safely(func() error { return snk.Commit(ctx) }); err != nil {
 		r.abort(ctx, snk)
 		return r.fail(RoleSink, 0, fmt.Errorf("commit: %w", err))
@@ -246,7 +273,11 @@ func (r *runner) finish(ctx context.Context, snk Sink) error {
 // what it confirmed, an AtEnd sink discards everything, so nothing half-written looks
 // complete.
 func (r *runner) stop(ctx, wctx context.Context, snk Sink) error {
-	if r.durable == PerPage {
+	if r.durable == PerPage && r.fenced != nil {
+		if err := r.commitFenced(wctx, r.position(), "commit after stop"); err != nil {
+			return err
+		}
+	} else if r.durable == PerPage {
 		if err := safely(func() error { return snk.Commit(wctx) }); err != nil {
 			r.abort(wctx, snk)
 			return r.fail(RoleSink, 0, fmt.Errorf("commit after stop: %w", err))

@@ -7,6 +7,7 @@ import (
 
 	"github.com/sluicehq/sluice/domain/pipeline"
 	"github.com/sluicehq/sluice/domain/run"
+	"github.com/sluicehq/sluice/domain/state"
 )
 
 // connectors looks up both sides before anything is opened, so a config naming an
@@ -69,16 +70,25 @@ func (r *runner) incremental(ctx context.Context) (*Incremental, error) {
 		return nil, &Failure{Code: run.CodePipelineError, Role: RoleState,
 			Err: fmt.Errorf("load bookmark %q: %w", r.job.StateKey, err)}
 	}
+	if err := r.sameCursor(b, RoleState); err != nil {
+		return nil, err
+	}
+	return &Incremental{Cursor: r.cfg.Replication.Cursor, After: b}, nil
+}
+
+// sameCursor refuses a bookmark recorded for another cursor column and names a bare
+// bookmark's cursor.
+func (r *runner) sameCursor(b *state.Bookmark, role string) error {
 	cursor := r.cfg.Replication.Cursor
 	if b != nil && b.Cursor != "" && b.Cursor != cursor {
-		return nil, &Failure{Code: run.CodeConfigError, Role: RoleState, Err: fmt.Errorf(
+		return &Failure{Code: run.CodeConfigError, Role: role, Err: fmt.Errorf(
 			"bookmark %q is for cursor %q but replication.cursor is %q; set state.key to start a new bookmark",
 			r.job.StateKey, b.Cursor, cursor)}
 	}
 	if b != nil && b.Cursor == "" {
 		b.Cursor = cursor
 	}
-	return &Incremental{Cursor: cursor, After: b}, nil
+	return nil
 }
 
 func (r *runner) readRequest(incr *Incremental) ReadRequest {
@@ -93,9 +103,10 @@ func (r *runner) readRequest(incr *Incremental) ReadRequest {
 
 func (r *runner) writeRequest() WriteRequest {
 	return WriteRequest{
-		Config:  r.cfg.Sink.Config,
-		BaseDir: r.job.BaseDir,
-		Log:     r.log.With("role", RoleSink, "connector", r.cfg.Sink.Type),
+		Config:    r.cfg.Sink.Config,
+		BaseDir:   r.job.BaseDir,
+		Log:       r.log.With("role", RoleSink, "connector", r.cfg.Sink.Type),
+		Bookmarks: r.cfg.Replication.Type == pipeline.Incremental,
 	}
 }
 

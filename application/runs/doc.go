@@ -10,6 +10,10 @@
 // run.ErrNotFound). Refusals are the sentinels of errors.go, which transports map to
 // status codes; errors of the domain packages and the loader pass through unchanged.
 //
+// Admission of pools (SPEC §5.4) and of what older members could not run (§4.10) is a
+// port: StaticPools for a server without --cluster, ClusterAdmission (PoolAdmission and
+// Capabilities over the membership Roster) for a clustered one.
+//
 // CallbackPayload builds the completion callback of a terminal transition. It is the
 // CallbackBuilder every store method that ends a run is given, so the outbox row is
 // written in the transition's own transaction, whoever ends the run.

@@ -32,6 +32,14 @@ var (
 	// details.errors[0].path = the error's Path). Returned wrapped in a
 	// *CallbackRefusedError.
 	ErrCallbackRefused = errors.New("callback refused")
+	// ErrStateFormatRefused: the source needs a state format a live member cannot read
+	// (state_format_refused, 422). Returned wrapped in a *StateFormatRefusedError that
+	// names the members.
+	ErrStateFormatRefused = errors.New("state format refused")
+	// ErrPoolsUnsupported: a pool other than default was asked for while a live member
+	// without pool support could claim the run (pool_unserved, 422). Returned wrapped in a
+	// *PoolsUnsupportedError that names the members.
+	ErrPoolsUnsupported = errors.New("pools unsupported by a live member")
 )
 
 // Errors lists every exported sentinel of this package, so a transport's error table
@@ -40,6 +48,7 @@ func Errors() []error {
 	return slices.Clone([]error{
 		ErrDraining, ErrQueueFull, ErrIdempotencyConflict, ErrRunDeleted,
 		ErrRunNotTerminal, ErrForbidden, ErrInvalidRequest, ErrCallbackRefused,
+		ErrStateFormatRefused, ErrPoolsUnsupported,
 	})
 }
 

@@ -32,8 +32,12 @@ type Deps struct {
 	Resolver  Resolver  // nil: the system resolver
 	// Admission answers which pools can take new runs; nil: StaticPools(Config.Pools).
 	Admission PoolAdmission
-	Log       *slog.Logger // nil: discard
-	Redactor  Redactor     // nil: nothing is registered as secret
+	// Capabilities refuses what a live member of an older release could not execute
+	// (SPEC §4.10); nil: no check (a non-clustered server has no peers). A clustered
+	// server passes its *ClusterAdmission here too.
+	Capabilities Capabilities
+	Log          *slog.Logger // nil: discard
+	Redactor     Redactor     // nil: nothing is registered as secret
 	// NewID makes run ids; nil: UUIDv7 (time-ordered, so newest-first lists page by id).
 	NewID func() (string, error)
 }

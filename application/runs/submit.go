@@ -26,7 +26,9 @@ const maxIdempotencyKeyLen = run.MaxRunKeyLen
 //     (ErrForbidden); the request fields are well formed (ErrInvalidRequest);
 //  2. the config loads with the network's restrictions on directives (refusals and
 //     config errors pass through with their paths); name, pool (request → config →
-//     default) and admission (*pool.UnservedError) are decided;
+//     default) and admission (*pool.UnservedError) are decided, and live members of an
+//     older release must be able to run it (*StateFormatRefusedError,
+//     *PoolsUnsupportedError);
 //  3. the callback passes the address policy for every resolved address
 //     (*CallbackRefusedError); the queue has room (ErrQueueFull);
 //  4. the run is stored pending (the store makes it queued behind an active sibling of a
@@ -269,6 +271,11 @@ func (s *Service) load(ctx context.Context, req SubmitRequest, logical time.Time
 	if !resolved && slices.Contains(s.cfg.Pools, poolName) {
 		opts.SyntaxOnly = false
 		if cfg, err = s.deps.Loader.Load(ctx, req.Config, opts); err != nil {
+			return nil, "", err
+		}
+	}
+	if s.deps.Capabilities != nil {
+		if err := s.deps.Capabilities.Check(ctx, NeedOf(cfg, poolName)); err != nil {
 			return nil, "", err
 		}
 	}

@@ -23,6 +23,10 @@ var (
 	// TransitionError (and the transition errors of shards, leases and sealed secrets)
 	// wrap it.
 	ErrInvalidTransition = errors.New("invalid transition")
+	// ErrUnavailable: the history did not answer (connection refused or lost, statement
+	// timeout, database busy). The request may succeed later or on another member; a
+	// clustered member never falls back to anything else (history_unavailable, 503).
+	ErrUnavailable = errors.New("history unavailable")
 )
 
 // ErrorCode is the stable code of why a run failed (SPEC §2.9). Transports publish it

@@ -154,6 +154,12 @@ func (p *Process) Signal(t testing.TB, sig syscall.Signal) {
 // Stderr is what the process has written to stderr so far.
 func (p *Process) Stderr() string { return p.stderr.String() }
 
+// Stdout is what the process has written to stdout so far.
+func (p *Process) Stdout() string { return p.stdout.String() }
+
+// Pid is the process id.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
 // Wait waits for the process to end and returns its result.
 func (p *Process) Wait(t testing.TB) Result {
 	t.Helper()

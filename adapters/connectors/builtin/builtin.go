@@ -9,6 +9,8 @@ import (
 	"github.com/sluicehq/sluice/adapters/connectors"
 	"github.com/sluicehq/sluice/adapters/connectors/file"
 	"github.com/sluicehq/sluice/adapters/connectors/generate"
+	"github.com/sluicehq/sluice/adapters/connectors/mysql"
+	"github.com/sluicehq/sluice/adapters/connectors/postgres"
 	"github.com/sluicehq/sluice/adapters/connectors/sqlite"
 	"github.com/sluicehq/sluice/adapters/connectors/stdout"
 )
@@ -55,6 +57,8 @@ func Registry(opts ...Option) *connectors.Registry {
 	return connectors.New(
 		file.New(fileOpts...),
 		generate.New(),
+		mysql.New(),
+		postgres.New(),
 		sqlite.New(),
 		stdout.New(stdoutOpts...),
 	)

@@ -94,3 +94,30 @@ func TestValidationUsesConnectorRules(t *testing.T) {
 		require.ErrorContains(t, errs.Err(), want, step)
 	}
 }
+
+func TestSQLConnectorConfigs(t *testing.T) {
+	t.Parallel()
+	refused := map[string]string{
+		"pipeline:\n  source: {type: postgres, config: {connection_url: \"mysql://u@h/d\", query: SELECT 1}}\n  sink: {type: stdout}":                                               "pipeline.source.config.connection_url: must be a postgres:// or postgresql:// URL",
+		"pipeline:\n  source: {type: mysql, config: {connection_url: \"postgres://u@h/d\", query: SELECT 1}}\n  sink: {type: stdout}":                                               "pipeline.source.config.connection_url: must be a mysql:// URL",
+		"pipeline:\n  source: {type: postgres, config: {connection_url: \"postgres://h/d\"}}\n  sink: {type: stdout}":                                                               "pipeline.source.config.query: required",
+		"pipeline:\n  source: {type: generate, config: {count: 1}}\n  sink: {type: postgres, config: {connection_url: \"postgres://h/d\", table_name: t, write_mode: upsert}}":      "pipeline.sink.config.key: required when write_mode is upsert",
+		"pipeline:\n  source: {type: generate, config: {count: 1}}\n  sink: {type: postgres, config: {connection_url: \"postgres://h/d\", table_name: t, column_mapping: columns}}": "must be one of auto_map, jsonb",
+		"pipeline:\n  source: {type: generate, config: {count: 1}}\n  sink: {type: postgres, config: {connection_url: \"postgres://h/d\", table_name: \"a.b.c\"}}":                  "pipeline.sink.config.table_name: must be table or schema.table",
+		"pipeline:\n  source: {type: generate, config: {count: 1}}\n  sink: {type: mysql, config: {connection_url: \"mysql://h/d\", table_name: t, column_mapping: jsonb}}":         "unknown key for a mysql sink",
+		"delivery: exactly_once\npipeline:\n  source: {type: generate, config: {count: 1}}\n  sink: {type: file, config: {path: o.csv}}":                                            `exactly_once needs a SQL sink that supports it (a transactional watermark); sink type "file" does not — use delivery: at_least_once or such a sink`,
+	}
+	for doc, want := range refused {
+		_, errs := build(t, "version: 1\nname: x\n"+doc+"\n")
+		require.ErrorContains(t, errs.Err(), want, doc)
+	}
+	for _, sink := range []string{
+		`{type: postgres, config: {connection_url: "postgresql://u:p@h:5432/d?sslmode=disable", table_name: "s.t", write_mode: upsert, key: [id], column_mapping: jsonb, jsonb_column: doc}}`,
+		`{type: mysql, config: {connection_url: "mysql://u:p@h:3306/d", table_name: t, write_mode: delete, key: [id]}}`,
+		`{type: sqlite, config: {connection_url: "sqlite:x.db", table_name: t}}`,
+	} {
+		cfg, errs := build(t, "version: 1\nname: x\ndelivery: exactly_once\npipeline:\n  source: {type: generate, config: {count: 1}}\n  sink: "+sink+"\n")
+		require.Empty(t, errs, sink)
+		require.Equal(t, pipeline.ExactlyOnce, cfg.Delivery)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/sluicehq/sluice/adapters/connectors/internal/cfg"
+	"github.com/sluicehq/sluice/adapters/connectors/internal/watermark"
 	"github.com/sluicehq/sluice/domain/pipeline"
 )
 
@@ -25,6 +26,7 @@ func (*Connector) Spec() pipeline.Spec {
 		Roles:       pipeline.RoleBoth,
 		Description: "A SQLite database file: a query as the source; a table as the sink (append, upsert, delete or overwrite).",
 		Fields:      fields(),
+		ExactlyOnce: true,
 		Check:       check,
 	}
 }
@@ -36,7 +38,9 @@ func fields() []pipeline.FieldSpec {
 	}
 	f = append(f, pipeline.SourceQueryFields()...)
 	f = append(f, pipeline.FieldSpec{Name: "table_name", Type: pipeline.FieldString, Role: pipeline.RoleSink, Required: true,
-		Description: "Table written to; schema.table names a table of an attached database."})
+		Description: "Table written to; schema.table names a table of an attached database."},
+		pipeline.FieldSpec{Name: "watermark_table", Type: pipeline.FieldString, Role: pipeline.RoleSink, Default: watermark.DefaultTable,
+			Description: "Table holding the exactly-once watermarks (created when missing) in the same database."})
 	return append(f, pipeline.SinkWriteFields()...)
 }
 
@@ -63,10 +67,11 @@ type optionError struct{ key, msg string }
 func (e *optionError) Error() string { return "config key \"" + e.key + "\": " + e.msg }
 
 type sinkOptions struct {
-	table  tableName
-	mode   pipeline.WriteMode
-	key    []string
-	create bool
+	table     tableName
+	mode      pipeline.WriteMode
+	key       []string
+	create    bool
+	watermark tableName
 }
 
 func sinkOptionsOf(c map[string]any) (sinkOptions, *optionError) {
@@ -100,6 +105,17 @@ func sinkOptionsOf(c map[string]any) (sinkOptions, *optionError) {
 	}
 	if o.create, err = cfg.Bool(c, "create_table", false); err != nil {
 		return o, &optionError{"create_table", err.Error()}
+	}
+	wm, err := cfg.String(c, "watermark_table", watermark.DefaultTable)
+	if err != nil {
+		return o, &optionError{"watermark_table", err.Error()}
+	}
+	if strings.TrimSpace(wm) == "" {
+		return o, &optionError{"watermark_table", "must name a table"}
+	}
+	o.watermark = parseTable(wm)
+	if o.watermark.schema == "" {
+		o.watermark.schema = o.table.schema
 	}
 	return o, nil
 }

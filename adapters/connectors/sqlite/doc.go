@@ -13,7 +13,8 @@
 // `+q.CURSOR` column is the cursor's raw stored value (the unary + hides the declared type,
 // so a DATETIME cursor is bookmarked exactly as stored, not as re-formatted text), and it
 // is not part of the page. The source reads one row ahead so that rows sharing the last
-// cursor value at a page edge are never skipped (see cursor.EdgeBookmark).
+// cursor value at a page edge are never skipped (see cursor.EdgeBookmark); when the read
+// asks for exact edges (exactly-once) a page instead grows until the cursor value changes.
 //
 // Sink. write_mode append inserts; upsert is INSERT … ON CONFLICT(key) DO UPDATE, which
 // needs a PRIMARY KEY or UNIQUE index on the key columns; delete deletes rows whose key
@@ -26,4 +27,9 @@
 // the first page — int64 → INTEGER, float64 → REAL, bool → INTEGER, time.Time → TEXT,
 // []byte → BLOB, anything else (and all-NULL columns) → TEXT — with PRIMARY KEY(key) when
 // key is set, so upserts work on it.
+//
+// Exactly-once. The sink keeps a watermark row per state key in watermark_table (default
+// sluice_watermarks, same database): Fence increments the key's epoch with INSERT … ON
+// CONFLICT … RETURNING, and each page's transaction ends with `UPDATE … WHERE state_key =
+// ? AND epoch = ?`, rolled back with run.ErrLeaseLost when a newer writer took the epoch.
 package sqlite

@@ -22,6 +22,8 @@ type sink struct {
 	tx       *sql.Tx         // overwrite: the one transaction of the whole run
 	failed   error           // overwrite: a failed page dooms the transaction
 	finished bool
+	fence    fence             // exactly-once only
+	pos      *execute.Position // set by WriteAt for the page being written
 }
 
 // OpenSink opens (creating if needed) the database and checks the table exists, unless
@@ -154,6 +156,14 @@ func (s *sink) write(ctx context.Context, p *execute.Page) error {
 		}
 		return err
 	}
+	if s.tx == nil && s.pos != nil {
+		if err := s.fence.advance(ctx, tx, *s.pos); err != nil {
+			if created {
+				s.columns = nil
+			}
+			return err
+		}
+	}
 	if s.tx == nil {
 		if err := tx.Commit(); err != nil {
 			if created {
@@ -232,12 +242,23 @@ func (s *sink) explain(err error) error {
 // Commit ends an overwrite's transaction (an overwrite with no pages still empties the
 // table); other modes committed every page already.
 func (s *sink) Commit(ctx context.Context) error {
+	return s.commit(ctx, nil)
+}
+
+// commit ends the sink; with pos (a fenced writer) the watermark moves to pos too, in the
+// overwrite's transaction or on its own.
+func (s *sink) commit(ctx context.Context, pos *execute.Position) error {
 	if s.finished {
 		return fmt.Errorf("sqlite: table %q: already committed or aborted", s.opts.table.String())
 	}
 	s.finished = true
 	defer s.db.Close()
 	if s.opts.mode != pipeline.Overwrite {
+		if pos != nil {
+			if err := s.fence.advance(ctx, s.db, *pos); err != nil {
+				return s.explain(err)
+			}
+		}
 		return nil
 	}
 	if s.failed != nil {
@@ -246,6 +267,12 @@ func (s *sink) Commit(ctx context.Context) error {
 	}
 	if err := s.beginOverwrite(ctx); err != nil {
 		return s.explain(err)
+	}
+	if pos != nil {
+		if err := s.fence.advance(ctx, s.tx, *pos); err != nil {
+			s.tx.Rollback()
+			return s.explain(err)
+		}
 	}
 	if err := s.tx.Commit(); err != nil {
 		return s.explain(fmt.Errorf("commit: %w", err))

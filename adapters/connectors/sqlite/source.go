@@ -27,6 +27,7 @@ type source struct {
 	width  int // values scanned per row (columns, plus the raw cursor when incremental)
 	batch  int
 	cursor string // "" when not incremental
+	exact  bool   // keep rows sharing a cursor value on one page (execute.Incremental.Exact)
 	ptrs   []any
 	slab   []any
 	ahead  []any
@@ -75,6 +76,7 @@ func (c *Connector) OpenSource(ctx context.Context, req execute.ReadRequest) (ex
 			return nil, fmt.Errorf("sqlite: incremental replication needs a cursor column")
 		}
 		s.cursor = inc.Cursor
+		s.exact = inc.Exact
 		var after any
 		if inc.After != nil {
 			after = inc.After.Value
@@ -170,16 +172,22 @@ func (s *source) Next(ctx context.Context) (*execute.Page, error) {
 	}
 	var next any
 	hasNext := false
-	if s.cursor != "" && !s.done {
+	for s.cursor != "" && !s.done {
 		vals, err := s.scan()
 		if err != nil {
 			return nil, s.fail(ctx, err)
 		}
 		if vals == nil {
 			s.done = true
-		} else {
-			s.ahead, next, hasNext = vals, vals[s.width-1], true
+			break
 		}
+		v := vals[s.width-1]
+		if last := cursors[len(cursors)-1]; s.exact && v != nil && last != nil && cursor.Compare(v, last) == 0 {
+			take(vals) // an exact page grows until the cursor value changes
+			continue
+		}
+		s.ahead, next, hasNext = vals, v, true
+		break
 	}
 	if len(rows) == 0 {
 		return nil, io.EOF

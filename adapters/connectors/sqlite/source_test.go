@@ -110,6 +110,28 @@ func TestIncrementalNeverSkipsTiesAtPageEdges(t *testing.T) {
 	}
 }
 
+func TestIncrementalExactPagesKeepTiesTogether(t *testing.T) {
+	t.Parallel()
+	dir, all := ties(t)
+	pages, err := readPages(t, execute.ReadRequest{
+		Config:      map[string]any{"connection_url": "t.db", "query": "SELECT id, c FROM t", "batch_size": 3},
+		BaseDir:     dir,
+		Incremental: &execute.Incremental{Cursor: "c", Exact: true},
+	})
+	require.NoError(t, err)
+	require.Equal(t, all, allRows(pages))
+	var sizes []int
+	var marks []any
+	for _, p := range pages {
+		sizes = append(sizes, len(p.Rows))
+		marks = append(marks, p.Bookmark.Value)
+	}
+	// c values: [1 2 2 2 2] [3 3 4] [5 5 5 5 5] [6]: a page grows until the value changes,
+	// so every bookmark is its page's last value.
+	require.Equal(t, []int{5, 3, 5, 1}, sizes)
+	require.Equal(t, []any{int64(2), int64(4), int64(5), int64(6)}, marks)
+}
+
 func TestIncrementalOnStoredDateTimeText(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()

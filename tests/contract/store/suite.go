@@ -36,6 +36,7 @@ func Run(t *testing.T, h Harness) {
 		{"admission", admissionCases()},
 		{"lease", leaseCases()},
 		{"reclaim", reclaimCases()},
+		{"pools", poolCases()},
 		{"callbacks", callbackCases()},
 		{"misc", miscCases()},
 		{"schema", schemaCases()},

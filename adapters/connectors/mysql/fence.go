@@ -1,0 +1,153 @@
+package mysql
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/sluicehq/sluice/adapters/connectors/internal/watermark"
+	"github.com/sluicehq/sluice/application/execute"
+	"github.com/sluicehq/sluice/domain/pipeline"
+	"github.com/sluicehq/sluice/domain/run"
+)
+
+// fence is a writer's hold on one watermark row: the state key and the epoch it took.
+type fence struct {
+	table tableName
+	key   string
+	epoch int64 // 0 until Fence
+}
+
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// Fence creates the watermark table when missing and takes the key's next epoch. MariaDB
+// has no UPDATE … RETURNING, so the increment and the read share one transaction, in
+// which the row stays locked between them.
+func (s *sink) Fence(ctx context.Context, key string) (execute.Watermark, error) {
+	if s.fence.epoch != 0 {
+		return execute.Watermark{}, fmt.Errorf("mysql: watermark %q: already fenced", key)
+	}
+	if err := s.checkTransactional(ctx); err != nil {
+		return execute.Watermark{}, s.explain(err)
+	}
+	f := fence{table: s.opts.watermark, key: key}
+	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS `+f.table.quoted()+` (
+	state_key  VARCHAR(255) NOT NULL PRIMARY KEY,
+	epoch      BIGINT NOT NULL,
+	bookmark   TEXT NULL,
+	rows_after BIGINT NOT NULL DEFAULT 0,
+	updated_at DATETIME(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4`); err != nil {
+		return execute.Watermark{}, s.explainFence(fmt.Errorf("create: %w", err))
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return execute.Watermark{}, s.explainFence(err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `INSERT INTO `+f.table.quoted()+` (state_key, epoch) VALUES (?, 1)
+ON DUPLICATE KEY UPDATE epoch = epoch + 1, updated_at = CURRENT_TIMESTAMP(6)`, key); err != nil {
+		return execute.Watermark{}, s.explainFence(fmt.Errorf("take the next epoch: %w", err))
+	}
+	var (
+		epoch    int64
+		bookmark sql.NullString
+		rows     int64
+	)
+	if err := tx.QueryRowContext(ctx, `SELECT epoch, bookmark, rows_after FROM `+f.table.quoted()+` WHERE state_key = ?`, key).
+		Scan(&epoch, &bookmark, &rows); err != nil {
+		return execute.Watermark{}, s.explainFence(fmt.Errorf("read the watermark: %w", err))
+	}
+	if err := tx.Commit(); err != nil {
+		return execute.Watermark{}, s.explainFence(fmt.Errorf("commit: %w", err))
+	}
+	var b *string
+	if bookmark.Valid {
+		b = &bookmark.String
+	}
+	pos, err := watermark.Decode(b, rows)
+	if err != nil {
+		return execute.Watermark{}, s.explainFence(err)
+	}
+	f.epoch = epoch
+	s.fence = f
+	return execute.Watermark{Epoch: epoch, Position: pos}, nil
+}
+
+// checkTransactional refuses a table whose engine ignores transactions (MyISAM): its rows
+// would stay after a rollback, so exactly-once could not hold.
+func (s *sink) checkTransactional(ctx context.Context) error {
+	if s.table == nil {
+		return nil // created as InnoDB
+	}
+	schema := any(nil)
+	if s.opts.table.schema != "" {
+		schema = s.opts.table.schema
+	}
+	var engine sql.NullString
+	err := s.db.QueryRowContext(ctx, `SELECT ENGINE FROM information_schema.TABLES
+WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND TABLE_NAME = ?`, schema, s.opts.table.name).Scan(&engine)
+	if err != nil {
+		return fmt.Errorf("read the table's engine: %w", err)
+	}
+	if e := strings.ToUpper(engine.String); e != "INNODB" && e != "" {
+		return fmt.Errorf("delivery exactly_once needs a transactional table, but the engine is %s; use ENGINE=InnoDB or delivery: at_least_once", engine.String)
+	}
+	return nil
+}
+
+func (s *sink) explainFence(err error) error {
+	return fmt.Errorf("mysql: watermark table %q: %w", s.opts.watermark.String(), s.sc.wrap(err))
+}
+
+// advance moves the watermark to pos inside the caller's transaction, but only while the
+// row still holds this writer's epoch (clientFoundRows makes the count the matched rows,
+// so an unchanged position still counts). It runs last before the commit, so the row is
+// locked only briefly and a newer writer's Fence never waits for a paused older one.
+func (f *fence) advance(ctx context.Context, q execer, pos execute.Position) error {
+	if f.epoch == 0 {
+		return errors.New("the watermark was never fenced")
+	}
+	bookmark, rows, err := watermark.Encode(pos)
+	if err != nil {
+		return err
+	}
+	res, err := q.ExecContext(ctx, `UPDATE `+f.table.quoted()+` SET bookmark = ?, rows_after = ?, updated_at = CURRENT_TIMESTAMP(6)
+WHERE state_key = ? AND epoch = ?`, bookmark, rows, f.key, f.epoch)
+	if err != nil {
+		return fmt.Errorf("watermark: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("watermark: %w", err)
+	}
+	if n == 0 {
+		return fmt.Errorf("watermark %q: epoch %d was taken by a newer writer; this writer stops and its page is rolled back: %w",
+			f.key, f.epoch, run.ErrLeaseLost)
+	}
+	return nil
+}
+
+// WriteAt writes p and moves the watermark to pos in the same transaction (for
+// overwrite, the run's transaction, whose watermark moves at CommitAt).
+func (s *sink) WriteAt(ctx context.Context, p *execute.Page, pos execute.Position) error {
+	if s.fence.epoch == 0 {
+		return fmt.Errorf("mysql: table %q: WriteAt before Fence", s.opts.table.String())
+	}
+	if s.opts.mode == pipeline.Overwrite {
+		return s.writePage(ctx, p, nil)
+	}
+	return s.writePage(ctx, p, &pos)
+}
+
+// CommitAt records pos, fenced, and ends the sink.
+func (s *sink) CommitAt(ctx context.Context, pos execute.Position) error {
+	if s.fence.epoch == 0 {
+		return fmt.Errorf("mysql: table %q: CommitAt before Fence", s.opts.table.String())
+	}
+	return s.commit(ctx, &pos)
+}

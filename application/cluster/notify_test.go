@@ -1,0 +1,210 @@
+package cluster_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sluicehq/sluice/application/cluster"
+	"github.com/sluicehq/sluice/application/runs"
+	"github.com/sluicehq/sluice/domain/run"
+	"github.com/sluicehq/sluice/domain/state"
+)
+
+// fakeNotifications stands in for the LISTEN adapter.
+type fakeNotifications struct {
+	wake    chan struct{}
+	cancels chan string
+}
+
+func newFakeNotifications() *fakeNotifications {
+	return &fakeNotifications{wake: make(chan struct{}, 1), cancels: make(chan string)}
+}
+
+func (n *fakeNotifications) Wakeups() <-chan struct{} { return n.wake }
+func (n *fakeNotifications) Cancels() <-chan string   { return n.cancels }
+
+// noPolling makes the poll fallback too slow to matter, so only notifications act.
+func noPolling(n cluster.Notifications) func(*cluster.Config, *cluster.Deps) {
+	return func(c *cluster.Config, d *cluster.Deps) {
+		c.PollInterval = time.Hour
+		d.Notifications = n
+	}
+}
+
+func TestWorkNotificationClaimsAtOnce(t *testing.T) {
+	t.Parallel()
+	store := newFakeStore()
+	n := newFakeNotifications()
+	h := start(t, store, &fakeRunner{fn: succeed(1)}, noPolling(n))
+	require.Eventually(t, func() bool { return store.claimAttempts.Load() >= 1 }, waitFor, tick,
+		"the claim loop claims once at start")
+	store.add(claimed("r1"))
+	time.Sleep(50 * time.Millisecond)
+	require.Zero(t, h.runner.started.Load(), "without a wake-up nothing claims before the poll interval")
+
+	n.wake <- struct{}{}
+	require.Eventually(t, func() bool { _, ok := store.outcome("r1"); return ok }, waitFor, tick)
+}
+
+func TestCancelNotificationFiresTheTokenAtOnce(t *testing.T) {
+	t.Parallel()
+	store := newFakeStore(claimed("r1"), claimed("r2"))
+	n := newFakeNotifications()
+	h := start(t, store, &fakeRunner{fn: untilCancelled(7)}, noPolling(n))
+	require.Eventually(t, func() bool { return h.member.InFlight() == 2 }, waitFor, tick)
+
+	n.cancels <- "not-here" // another member's run: nothing happens here
+	n.cancels <- "r1"
+	require.Eventually(t, func() bool { _, ok := store.outcome("r1"); return ok }, waitFor, tick)
+	o, _ := store.outcome("r1")
+	require.Equal(t, string(run.Cancelled), o.Status)
+	require.EqualValues(t, 7, o.Stats.RowsWritten)
+	require.Equal(t, 1, h.member.InFlight(), "only the named run stops")
+}
+
+func TestEmptyCancelNotificationRereadsEveryFlag(t *testing.T) {
+	t.Parallel()
+	store := newFakeStore(claimed("r1"), claimed("r2"))
+	n := newFakeNotifications()
+	h := start(t, store, &fakeRunner{fn: untilCancelled(1)}, noPolling(n))
+	require.Eventually(t, func() bool { return h.member.InFlight() == 2 }, waitFor, tick)
+
+	store.with(func() { store.cancelFlags["r2"] = true })
+	n.cancels <- ""
+	require.Eventually(t, func() bool { _, ok := store.outcome("r2"); return ok }, waitFor, tick)
+	o, _ := store.outcome("r2")
+	require.Equal(t, string(run.Cancelled), o.Status)
+	_, ok := store.outcome("r1")
+	require.False(t, ok, "a run without a flag keeps running")
+}
+
+func TestStopEndsTheNotificationLoop(t *testing.T) {
+	t.Parallel()
+	n := newFakeNotifications()
+	h := start(t, newFakeStore(), &fakeRunner{fn: succeed(1)}, noPolling(n))
+	h.member.Stop()
+	select {
+	case n.cancels <- "r1":
+		t.Fatal("a stopped member still reads notifications")
+	case <-time.After(50 * time.Millisecond):
+	}
+}
+
+// fakePoolTimeouts records the calls and fails what it is told to.
+type fakePoolTimeouts struct {
+	mu    sync.Mutex
+	calls []time.Duration // ttl, wait per call
+	fail  []cluster.PoolTimedOut
+}
+
+func (f *fakePoolTimeouts) FailUnservedPools(_ context.Context, ttl, wait time.Duration, build runs.CallbackBuilder) ([]cluster.PoolTimedOut, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if build == nil {
+		return nil, nil // the member always passes its callback builder
+	}
+	f.calls = append(f.calls, ttl, wait)
+	out := f.fail
+	f.fail = nil
+	return out, nil
+}
+
+func (f *fakePoolTimeouts) callCount() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.calls) / 2
+}
+
+func TestPoolWaitTimeoutFailsRunsEveryLeaseCycle(t *testing.T) {
+	t.Parallel()
+	pt := &fakePoolTimeouts{fail: []cluster.PoolTimedOut{{ID: "p1", Pool: "gpu"}, {ID: "p2", Pool: "gpu"}}}
+	h := start(t, newFakeStore(), &fakeRunner{fn: succeed(1)}, func(c *cluster.Config, d *cluster.Deps) {
+		c.PoolWaitTimeout = 5 * time.Second
+		d.PoolTimeouts = pt
+	})
+	require.Eventually(t, func() bool { return pt.callCount() >= 2 }, waitFor, tick)
+	pt.mu.Lock()
+	require.Equal(t, []time.Duration{300 * time.Millisecond, 5 * time.Second}, pt.calls[:2])
+	pt.mu.Unlock()
+	h.metrics.mu.Lock()
+	defer h.metrics.mu.Unlock()
+	require.Equal(t, []string{"failed/pool_unavailable", "failed/pool_unavailable"}, h.metrics.finished)
+}
+
+func TestPoolWaitTimeoutIsOffByDefaultAndWhileTheHistoryIsDown(t *testing.T) {
+	t.Parallel()
+	pt := &fakePoolTimeouts{}
+	start(t, newFakeStore(), &fakeRunner{fn: succeed(1)}, func(_ *cluster.Config, d *cluster.Deps) { d.PoolTimeouts = pt })
+	time.Sleep(400 * time.Millisecond) // several lease cycles of the 300 ms TTL
+	require.Zero(t, pt.callCount(), "no --pool-wait-timeout-secs: runs wait forever")
+
+	pt2 := &fakePoolTimeouts{}
+	store := newFakeStore()
+	store.down.Store(true)
+	start(t, store, &fakeRunner{fn: succeed(1)}, func(c *cluster.Config, d *cluster.Deps) {
+		c.PoolWaitTimeout = time.Second
+		d.PoolTimeouts = pt2
+	})
+	time.Sleep(400 * time.Millisecond)
+	require.Zero(t, pt2.callCount(), "a member whose heartbeat fails decides nothing for others")
+}
+
+func TestNewRefusesABadPoolWaitTimeout(t *testing.T) {
+	t.Parallel()
+	cfg := cluster.Config{InstanceID: "m1", MaxConcurrent: 1, LeaseTTL: 3 * time.Second, PollInterval: time.Second}
+	deps := cluster.Deps{Store: newFakeStore(), Loader: &fakeLoader{}, Runner: &fakeRunner{}}
+
+	c := cfg
+	c.PoolWaitTimeout = -time.Second
+	_, err := cluster.New(c, deps)
+	require.ErrorContains(t, err, "--pool-wait-timeout-secs must not be negative")
+
+	c.PoolWaitTimeout = time.Minute
+	_, err = cluster.New(c, deps)
+	require.ErrorContains(t, err, "--pool-wait-timeout-secs needs Deps.PoolTimeouts")
+
+	d := deps
+	d.PoolTimeouts = &fakePoolTimeouts{}
+	_, err = cluster.New(c, d)
+	require.NoError(t, err)
+}
+
+func TestHeartbeatCarriesTheWholeRow(t *testing.T) {
+	t.Parallel()
+	store := newFakeStore(claimed("r1"))
+	h := start(t, store, &fakeRunner{fn: untilCancelled(1)}, func(c *cluster.Config, _ *cluster.Deps) {
+		c.Pools = []string{"gpu"}
+		c.StateFormatMax = 2
+		c.VaultFormatMax = 1
+	})
+	require.Eventually(t, func() bool { return h.member.InFlight() == 1 }, waitFor, tick)
+	var hb cluster.MemberRow
+	require.Eventually(t, func() bool {
+		store.with(func() { hb = store.heartbeats[len(store.heartbeats)-1] })
+		return hb.InFlight == 1
+	}, waitFor, tick, "the lease cycle heartbeats the in-flight count")
+	require.Equal(t, cluster.MemberRow{InstanceID: "m1", Host: "host", PID: 42, Listen: "127.0.0.1:8080",
+		Version: "test", Pools: []string{"gpu"}, MaxConcurrent: 4, InFlight: 1, StateFormatMax: 2,
+		VaultFormatMax: 1, StartedAt: hb.StartedAt}, hb)
+	require.False(t, hb.StartedAt.IsZero())
+	require.Equal(t, hb, h.member.Row())
+
+	go func() { _ = h.member.Drain(context.Background()) }()
+	require.Eventually(t, func() bool {
+		store.with(func() { hb = store.heartbeats[len(store.heartbeats)-1] })
+		return hb.Draining
+	}, waitFor, tick, "a drain is announced in the row at once")
+}
+
+func TestStateFormatDefaultsToWhatThisBinaryReads(t *testing.T) {
+	t.Parallel()
+	store := newFakeStore()
+	h := start(t, store, &fakeRunner{fn: succeed(1)}, nil)
+	require.Equal(t, state.FormatMax, h.member.Row().StateFormatMax,
+		"a member advertising 0 would be read as format 1 and refuse every incremental submission")
+	store.with(func() { require.Equal(t, state.FormatMax, store.heartbeats[0].StateFormatMax) })
+}

@@ -1,0 +1,139 @@
+package bootstrap
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/spf13/pflag"
+	"go.uber.org/fx"
+
+	"github.com/sluicehq/sluice/adapters/metrics"
+	"github.com/sluicehq/sluice/adapters/notify"
+	"github.com/sluicehq/sluice/adapters/store"
+	"github.com/sluicehq/sluice/application/cluster"
+	"github.com/sluicehq/sluice/application/runs"
+)
+
+// registerCluster adds the flags of Cluster Mode A (SPEC §4, §5.5); the lease and poll
+// flags are shared with single-node serve, which runs the same member loops.
+func (f *serveFlags) registerCluster(fs *pflag.FlagSet) {
+	fs.BoolVar(&f.cluster, "cluster", false, "share the history with other `sluice serve --cluster` members (Cluster Mode A); "+
+		"needs --history given as postgres://… or sqlite:PATH and one of --auth-token, --auth-config or --no-auth")
+	fs.BoolVar(&f.pollOnly, "poll-only", false, "with --cluster on PostgreSQL: no LISTEN/NOTIFY wake-ups, only polling every "+
+		"--cluster-poll-secs (for connection poolers that drop notifications)")
+	fs.IntVar(&f.poolWaitSecs, "pool-wait-timeout-secs", 0, "with --cluster: fail pending runs with pool_unavailable once "+
+		"no live member has served their pool for this long (0 = they wait forever)")
+}
+
+// clusterErrors checks the flags that only make sense together (SPEC §4.1, §2.2, §5.5).
+// Each message names the flag to change and says why.
+func (f *serveFlags) clusterErrors(auth authChoice) []error {
+	var errs []error
+	if f.poolWaitSecs < 0 {
+		errs = append(errs, fmt.Errorf("invalid value for --pool-wait-timeout-secs: %d is negative (0 waits forever)", f.poolWaitSecs))
+	}
+	if !f.cluster {
+		if f.poolWaitSecs > 0 {
+			errs = append(errs, errors.New("invalid value for --pool-wait-timeout-secs: it requires --cluster: "+
+				"a server without --cluster refuses runs of pools it does not serve when they are submitted, so none wait"))
+		}
+		return errs
+	}
+	switch h := strings.TrimSpace(f.history); {
+	case h == "":
+		errs = append(errs, errors.New("invalid value for --history: --cluster needs --history given explicitly as "+
+			"postgres://… or sqlite:PATH, because the default SQLite file in --data-dir is private to one member"))
+	case h == "memory":
+		errs = append(errs, errors.New("invalid value for --history: --cluster cannot share a memory history, "+
+			"because it lives inside one process; use postgres://… or sqlite:PATH"))
+	}
+	if auth.Generate {
+		errs = append(errs, errors.New("--cluster needs one of --auth-token, --auth-config or --no-auth: "+
+			"a token generated into one member's --data-dir is unknown to the other members and their clients"))
+	}
+	return errs
+}
+
+// storeOptions are the history options of serve. Only a clustered member on PostgreSQL
+// sends NOTIFY wake-ups: a single server wakes its own claim loop and fires its own
+// cancel tokens, so notifications would cost a statement per change for no listener.
+func storeOptions(s *serveSettings, log *slog.Logger) store.Options {
+	return store.Options{Logger: log, Callbacks: runs.CallbackPayload, PollOnly: s.PollOnly || !s.Cluster}
+}
+
+// provideListener is the LISTEN connection of a clustered member on PostgreSQL (SPEC
+// §4.3, §4.6), or nil when the store sends no notifications (SQLite, --poll-only, no
+// --cluster): the member then polls only. It starts before the member (its hook is
+// registered first) and stops after it.
+func provideListener(lc fx.Lifecycle, s *serveSettings, st *store.Store, log memberLog) (*notify.Listener, error) {
+	if st.WorkChannel() == "" {
+		return nil, nil
+	}
+	l, err := notify.New(notify.Config{URL: s.History, WorkChannel: st.WorkChannel(), CancelChannel: st.CancelChannel(),
+		Log: log.Logger})
+	if err != nil {
+		return nil, err
+	}
+	lc.Append(fx.Hook{
+		OnStart: func(context.Context) error { l.Start(); return nil },
+		OnStop:  func(context.Context) error { l.Stop(); return nil },
+	})
+	return l, nil
+}
+
+// notifications turns a possibly nil listener into the member's port: a nil interface,
+// never an interface holding a nil pointer, which the member would call.
+func notifications(l *notify.Listener) cluster.Notifications {
+	if l == nil {
+		return nil
+	}
+	return l
+}
+
+// membershipView answers the cluster block of /readyz; the error is an unanswered
+// history.
+type membershipView func(ctx context.Context) (cluster.View, error)
+
+// provideView reads the live members from the history with --cluster (every member shows
+// the same list); a single server shows itself alone.
+func provideView(s *serveSettings, st *store.Store, m *cluster.Member) (membershipView, error) {
+	if !s.Cluster {
+		return func(context.Context) (cluster.View, error) { return cluster.SingleView(m.Row()), nil }, nil
+	}
+	ms, err := cluster.NewMembership(st, s.LeaseTTL, m)
+	if err != nil {
+		return nil, err
+	}
+	return ms.View, nil
+}
+
+// clusterMetrics serves /metrics with sluice_serve_cluster_instances read from the
+// membership at scrape time, so the gauge is as fresh as the scrape. An unanswered read
+// keeps the last value (sluice_serve_history_unreachable says why).
+func clusterMetrics(s *serveSettings, m *metrics.Metrics, view membershipView) http.Handler {
+	inner := m.Handler()
+	if !s.Cluster {
+		return inner
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), healthTimeout)
+		if v, err := view(ctx); err == nil {
+			m.SetCluster(true, v.Instances)
+		}
+		cancel()
+		inner.ServeHTTP(w, r)
+	})
+}
+
+// lockHistory takes the exclusive history lock of a single server (§2.1). Clustered
+// members take none: they share the history and fence each other by leases.
+func lockHistory(ctx context.Context, st *store.Store, s *serveSettings, id identity) (func(), error) {
+	if s.Cluster {
+		return func() {}, nil
+	}
+	return st.AcquireExclusive(ctx, store.Holder{InstanceID: id.InstanceID, Host: id.Host, PID: id.PID})
+}

@@ -1,0 +1,264 @@
+package bootstrap
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/url"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/spf13/cobra"
+	"go.uber.org/dig"
+	"go.uber.org/fx"
+	"go.uber.org/fx/fxevent"
+
+	"github.com/sluicehq/sluice/adapters/cli"
+	"github.com/sluicehq/sluice/application/cluster"
+
+	// Zones for --timezone come with the binary, not from the host.
+	_ "time/tzdata"
+)
+
+// Timeouts of the serve process itself.
+const (
+	// startTimeout bounds connecting, migrating and locking; a first migration of a large
+	// history may take a while.
+	startTimeout = 5 * time.Minute
+	// stopMargin is added to grace + kill for what follows the drain (HTTP, loops,
+	// clean-stop record, lock, connections).
+	stopMargin = 30 * time.Second
+)
+
+// addServe wires `sluice serve`: the HTTP control plane with its run history.
+func addServe(root *cobra.Command, p *process) {
+	f := &serveFlags{}
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the run API: a durable run history, executed by this process",
+		Long: "Serve the REST API: runs are submitted over HTTP, stored in the history and\n" +
+			"executed here. Without --auth-token, --auth-config or --no-auth a token is generated on\n" +
+			"first start into <data-dir>/" + cli.TokenFile + " (mode 0600), where `sluice runs …` finds it.\n" +
+			"SIGTERM or SIGINT drains: running runs get --shutdown-grace-secs to finish, then are\n" +
+			"handed back as pending; a second signal skips the grace.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return p.serve(cmd, f) },
+	}
+	f.register(cmd.Flags())
+	root.AddCommand(cmd)
+}
+
+func (p *process) serve(cmd *cobra.Command, f *serveFlags) error {
+	s, err := f.settings()
+	if err != nil {
+		return cli.Usage(err)
+	}
+	stderr := cmd.ErrOrStderr()
+	id, err := newIdentity(p.info.Version)
+	if err != nil {
+		return &cli.ExitError{Code: cli.ExitFailure, Err: err}
+	}
+	p.redactor.Register(s.Auth.secrets()...)
+	p.redactor.Register(s.CallbackSecret)
+	p.redactor.Register(historySecrets(s.History)...)
+	base := newServeLogger(stderr, s.LogLevel, p.redactor)
+	log := base.With("instance_id", id.InstanceID)
+
+	if err := prepareDataDir(s, stderr); err != nil {
+		return &cli.ExitError{Code: cli.ExitFailure, Err: errors.New(p.redactor.Redact(err.Error()))}
+	}
+	p.redactor.Register(s.Auth.Token) // a generated one is known only now
+	if s.Auth.Disabled {
+		log.Warn("authentication is disabled (--no-auth): every caller is admin")
+	}
+
+	// Bound before anything else starts, so the member row and the runs it claims carry
+	// the address actually bound (--listen with port 0 picks a free one).
+	ln, err := (&net.ListenConfig{}).Listen(cmd.Context(), "tcp", s.Listen)
+	if err != nil {
+		return &cli.ExitError{Code: cli.ExitFailure, Err: fmt.Errorf("--listen %s: %w", s.Listen, err)}
+	}
+	defer ln.Close() // closed by the HTTP shutdown already, unless the start failed
+	s.Listen = ln.Addr().String()
+
+	fail := make(fatal, 1)
+	var member *cluster.Member
+	app := fx.New(
+		serveGraph(s, p, log, memberLog{base}, id, apiListener{ln}, fail),
+		fx.Populate(&member),
+		fx.WithLogger(func() fxevent.Logger { return fxLogger(log) }),
+	)
+	if err := app.Err(); err != nil {
+		return p.startFailure(err)
+	}
+	return p.runApp(cmd.Context(), app, member, s, log, fail)
+}
+
+// runApp starts the graph, waits for a signal (or ctx, or a fatal error) and shuts down.
+func (p *process) runApp(ctx context.Context, app *fx.App, member *cluster.Member, s *serveSettings,
+	log *slog.Logger, fail fatal,
+) error {
+	interrupts, stopSignals := watchInterrupts(ctx)
+	defer stopSignals()
+
+	startCtx, cancelStart := context.WithTimeout(context.Background(), startTimeout)
+	defer cancelStart()
+	started := make(chan error, 1)
+	go func() { started <- app.Start(startCtx) }()
+	select {
+	case err := <-started:
+		if err != nil {
+			return p.startFailure(err)
+		}
+	case <-interrupts:
+		cancelStart()
+		if err := <-started; err != nil {
+			return &cli.ExitError{Code: cli.ExitFailure, Err: errors.New("interrupted while starting")}
+		}
+		log.Info("interrupted while starting; shutting down")
+		return p.stop(app, member, s, log, interrupts, nil)
+	}
+
+	var runErr error
+	select {
+	case <-interrupts:
+		log.Info("signal received; shutting down")
+	case runErr = <-fail:
+		log.Error("stopping after a fatal error", "error", runErr.Error())
+	}
+	return p.stop(app, member, s, log, interrupts, runErr)
+}
+
+// stop runs the stop hooks (drain first). A further interrupt meanwhile skips what is
+// left of the grace (SPEC §2.8).
+func (p *process) stop(app *fx.App, member *cluster.Member, s *serveSettings, log *slog.Logger,
+	interrupts <-chan struct{}, runErr error,
+) error {
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		for {
+			select {
+			case <-interrupts:
+				log.Info("second signal: skipping the rest of the shutdown grace")
+				go func() { _ = member.Drain(context.Background()) }()
+			case <-done:
+				return
+			}
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), s.Grace+s.Kill+stopMargin)
+	defer cancel()
+	stopErr := app.Stop(ctx)
+	if runErr != nil {
+		return &cli.ExitError{Code: cli.ExitFailure, Err: errors.New(p.redactor.Redact(runErr.Error()))}
+	}
+	if stopErr != nil {
+		return &cli.ExitError{Code: cli.ExitFailure, Err: fmt.Errorf("shutdown: %s", p.redactor.Redact(stopErr.Error()))}
+	}
+	log.Info("sluice serve stopped")
+	return nil
+}
+
+// startFailure turns a failed build or start into exit 1 with the cause alone: fx's
+// wrapping names functions of this package, which tells an operator nothing.
+func (p *process) startFailure(err error) error {
+	cause := dig.RootCause(err)
+	return &cli.ExitError{Code: cli.ExitFailure, Err: errors.New(p.redactor.Redact(cause.Error()))}
+}
+
+// watchInterrupts turns SIGINT, SIGTERM and the end of ctx (a caller stopping an
+// in-process server) into interrupts, one per event.
+func watchInterrupts(ctx context.Context) (<-chan struct{}, func()) {
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	out := make(chan struct{}, 4)
+	quit := make(chan struct{})
+	go func() {
+		ctxDone := ctx.Done()
+		for {
+			select {
+			case <-sigs:
+			case <-ctxDone:
+				ctxDone = nil // once is enough: a done context stays done
+			case <-quit:
+				return
+			}
+			select {
+			case out <- struct{}{}:
+			default:
+			}
+		}
+	}()
+	return out, func() {
+		signal.Stop(sigs)
+		close(quit)
+	}
+}
+
+func newIdentity(version string) (identity, error) {
+	u, err := uuid.NewV7()
+	if err != nil {
+		return identity{}, fmt.Errorf("instance id: %w", err)
+	}
+	host, err := os.Hostname()
+	if err != nil {
+		host = "unknown"
+	}
+	return identity{InstanceID: u.String(), Host: host, PID: os.Getpid(), Version: version}, nil
+}
+
+// prepareDataDir creates the data directory when serve keeps something there (the
+// default history, a generated token) and makes sure the generated token exists,
+// printing where it is — never the token itself.
+func prepareDataDir(s *serveSettings, stderr io.Writer) error {
+	if !s.DefaultHistory && !s.Auth.Generate {
+		return nil
+	}
+	if err := os.MkdirAll(s.DataDir, 0o700); err != nil {
+		return fmt.Errorf("--data-dir: %w", err)
+	}
+	if !s.Auth.Generate {
+		return nil
+	}
+	path, token, created, err := ensureToken(s.DataDir)
+	if err != nil {
+		return err
+	}
+	s.Auth.Token, s.Auth.TokenFile = token, path
+	verb := "using the API token in"
+	if created {
+		verb = "generated an API token into"
+	}
+	_, err = fmt.Fprintf(stderr, "sluice: %s %s (mode 0600; `sluice runs …` reads it with --data-dir %s)\n",
+		verb, path, s.DataDir)
+	return err
+}
+
+// historySecrets are the credentials inside a history URL, registered with the process
+// redactor so no log line or message shows them.
+func historySecrets(raw string) []string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		if _, rest, ok := strings.Cut(raw, "password="); ok {
+			pw, _, _ := strings.Cut(rest, "&")
+			return []string{pw}
+		}
+		return nil
+	}
+	var out []string
+	if pw, ok := u.User.Password(); ok {
+		out = append(out, pw)
+	}
+	if pw := u.Query().Get("password"); pw != "" {
+		out = append(out, pw)
+	}
+	return out
+}

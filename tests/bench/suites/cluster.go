@@ -1,0 +1,367 @@
+package suites
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/sluicehq/sluice/tests/bench/harness"
+)
+
+// Sizes of the cluster suite. They are fixed rather than taken from --rows: the suite
+// measures runs and latencies, not rows.
+const (
+	burnRuns         = 10_000
+	burnConcurrency  = 16 // --max-concurrent-runs of each burn-down member
+	submitWorkers    = 16
+	pickupSamples    = 200
+	pollPickups      = 40
+	cancelSamples    = 50
+	pollCancels      = 20
+	failoverSamples  = 5
+	failoverTTLSecs  = 5
+	latencyTimeout   = 30 * time.Second
+	burnTimeout      = 5 * time.Minute
+	pickupSpacing    = 30 * time.Millisecond // more than the 25 ms NOTIFY coalescing
+	clusterLeaseSecs = 30                    // the default, for everything but failover
+)
+
+// Cluster measures `sluice serve --cluster` on PostgreSQL: how fast 1, 2 and 3 members
+// burn down pre-submitted runs, how soon a run submitted on one member is picked up by
+// another (NOTIFY and --poll-only), how soon a cancel sent to a member that does not own
+// the run stops it, and how long a kill -9 takes to fail over.
+func Cluster() harness.Suite {
+	return harness.Suite{
+		Name: "cluster",
+		Description: "sluice serve --cluster on PostgreSQL: burn-down runs/s with 1-3 members, pickup and cross-member " +
+			"cancel latency (NOTIFY and --poll-only), kill -9 failover (needs a PostgreSQL URL)",
+		Table: measureCluster,
+	}
+}
+
+type clusterBench struct {
+	env  *harness.Env
+	base string // PostgreSQL URL
+	rows [][]string
+}
+
+func measureCluster(ctx context.Context, env *harness.Env) (harness.Table, error) {
+	base, err := lookupURL(EnvBenchPostgres, envTestPostgres)
+	if err != nil {
+		return harness.Table{}, err
+	}
+	b := &clusterBench{env: env, base: base}
+	for _, n := range []int{1, 2, 3} {
+		if err := b.burnDown(ctx, n); err != nil {
+			return harness.Table{}, fmt.Errorf("burn-down with %d member(s): %w", n, err)
+		}
+	}
+	for _, pollOnly := range []bool{false, true} {
+		if err := b.latencies(ctx, pollOnly); err != nil {
+			return harness.Table{}, fmt.Errorf("latencies (poll-only %v): %w", pollOnly, err)
+		}
+	}
+	if err := b.failover(ctx); err != nil {
+		return harness.Table{}, fmt.Errorf("failover: %w", err)
+	}
+	env.Note("One PostgreSQL history (schema %s, recreated per measurement); members are `sluice serve --cluster` processes on loopback ports of this machine, started by the suite.", clusterSchema)
+	env.Note("Burn-down: %s trivial runs (generate 1 row → stdout) submitted first through a member whose only slot is busy; the members under test serve another pool, which one UPDATE then gives the runs; runs/s = runs / (last finished_at − first claimed_at). --max-concurrent-runs %d per member.",
+		harness.Thousands(burnRuns), burnConcurrency)
+	env.Note("Pickup = claimed_at − created_at of a run submitted to a member that cannot claim it (it serves another pool), so the claimer learns of it by NOTIFY or by polling (--cluster-poll-secs 1); submissions %s apart.", pickupSpacing)
+	env.Note("Cancel = finished_at (status cancelled) − when POST /v1/runs/{id}/cancel was sent to the member that does not own the run: flag, notification, token, page boundary and the fenced finish.")
+	env.Note("Failover = claimed_at of the next attempt − the kill -9 of the owner, --lease-ttl-secs %d: the lease runs out (up to a TTL after the last renewal), then a peer's lease tick (every TTL/3) reclaims it and claims it again.", failoverTTLSecs)
+	return harness.Table{Columns: []string{"measure", "members", "samples", "result", "target"}, Rows: b.rows}, nil
+}
+
+func (b *clusterBench) row(measure string, members, samples int, result, target string) {
+	b.rows = append(b.rows, []string{measure, strconv.Itoa(members), harness.Thousands(int64(samples)), result, target})
+}
+
+// burnDown times n members through burnRuns pre-submitted runs.
+func (b *clusterBench) burnDown(ctx context.Context, n int) error {
+	c, err := newBenchCluster(ctx, b.env.Sluice, b.env.Dir, b.base)
+	if err != nil {
+		return err
+	}
+	defer c.stop()
+	intake, err := c.start(ctx, "intake", "--max-concurrent-runs", "1", "--max-queued-runs", "0")
+	if err != nil {
+		return err
+	}
+	// One endless run fills the intake member's only slot: it accepts the submissions and
+	// claims none of them.
+	if _, err := intake.submit(ctx, map[string]any{"config": slowRun("blocker", 1_000_000, 1)}); err != nil {
+		return err
+	}
+	db, err := c.db(ctx)
+	if err != nil {
+		return err
+	}
+	defer db.close()
+	if err := waitRunning(ctx, db); err != nil {
+		return err
+	}
+	b.env.Progress("burn-down with %d member(s): submitting %s runs", n, harness.Thousands(burnRuns))
+	start := time.Now()
+	if err := submitMany(ctx, intake, burnRuns); err != nil {
+		return err
+	}
+	b.env.Progress("submitted in %s; starting %d member(s)", time.Since(start).Round(time.Millisecond), n)
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		wg.Go(func() {
+			_, errs[i] = c.start(ctx, fmt.Sprintf("burner-%d", i), "--pool", "burn",
+				"--max-concurrent-runs", strconv.Itoa(burnConcurrency))
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	if _, err := db.conn.Exec(ctx, `UPDATE sluice_runs SET pool = 'burn' WHERE status = 'pending' AND name LIKE 'burn-%'`); err != nil {
+		return fmt.Errorf("hand the runs to the burn pool: %w", err)
+	}
+	// Wake the members at once instead of at their next poll.
+	if _, err := db.conn.Exec(ctx, `SELECT pg_notify('sluice_work_`+clusterSchema+`', '')`); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(burnTimeout)
+	for {
+		var done, total int
+		if err := db.conn.QueryRow(ctx, `SELECT count(*) FILTER (WHERE status = 'completed'), count(*) FROM sluice_runs
+WHERE name LIKE 'burn-%'`).Scan(&done, &total); err != nil {
+			return err
+		}
+		if done == total {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%d of %d runs completed after %s", done, total, burnTimeout)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	var first, last int64
+	if err := db.conn.QueryRow(ctx, `SELECT min(claimed_at), max(finished_at) FROM sluice_runs WHERE name LIKE 'burn-%'`).
+		Scan(&first, &last); err != nil {
+		return err
+	}
+	wall := time.Duration(last-first) * time.Millisecond
+	perSec := float64(burnRuns) / wall.Seconds()
+	b.env.Progress("burn-down with %d member(s): %.0f runs/s", n, perSec)
+	target := ""
+	if n == 1 {
+		target = "≥ 1,000 runs/s"
+	}
+	b.row(fmt.Sprintf("burn-down of %s runs", harness.Thousands(burnRuns)), n, burnRuns,
+		fmt.Sprintf("%s runs/s (%.2f s)", harness.Thousands(int64(perSec+0.5)), wall.Seconds()), target)
+	return nil
+}
+
+func waitRunning(ctx context.Context, db *historyDB) error {
+	deadline := time.Now().Add(latencyTimeout)
+	for {
+		var n int
+		if err := db.conn.QueryRow(ctx, `SELECT count(*) FROM sluice_runs WHERE status = 'running'`).Scan(&n); err != nil {
+			return err
+		}
+		if n > 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the blocking run did not start within %s", latencyTimeout)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// submitMany posts n trivial runs through m with submitWorkers clients at once.
+func submitMany(ctx context.Context, m *benchMember, n int) error {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, submitWorkers)
+	for range submitWorkers {
+		wg.Go(func() {
+			for {
+				i := next.Add(1)
+				if i > int64(n) {
+					return
+				}
+				if _, err := m.submit(ctx, map[string]any{"config": quickRun(fmt.Sprintf("burn-%d", i))}); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	return <-errs
+}
+
+// latencies measures pickup and cross-member cancel on two members: one that accepts
+// submissions and cancels but serves another pool, and one that claims.
+func (b *clusterBench) latencies(ctx context.Context, pollOnly bool) error {
+	c, err := newBenchCluster(ctx, b.env.Sluice, b.env.Dir, b.base)
+	if err != nil {
+		return err
+	}
+	defer c.stop()
+	var extra []string
+	mode := "NOTIFY"
+	if pollOnly {
+		extra, mode = []string{"--poll-only"}, "--poll-only"
+	}
+	front, err := c.start(ctx, "front", append([]string{"--pool", "front"}, extra...)...)
+	if err != nil {
+		return err
+	}
+	if _, err := c.start(ctx, "claimer", append([]string{"--max-concurrent-runs", "4"}, extra...)...); err != nil {
+		return err
+	}
+	db, err := c.db(ctx)
+	if err != nil {
+		return err
+	}
+	defer db.close()
+
+	samples, cancels := pickupSamples, cancelSamples
+	if pollOnly {
+		samples, cancels = pollPickups, pollCancels
+	}
+	b.env.Progress("pickup latency (%s): %d runs", mode, samples)
+	var pickups []time.Duration
+	for i := range samples {
+		id, err := front.submit(ctx, map[string]any{"config": quickRun(fmt.Sprintf("pickup-%d", i))})
+		if err != nil {
+			return err
+		}
+		r, err := db.waitRun(ctx, id, latencyTimeout, func(r runTimes) bool { return r.ClaimedAt != nil })
+		if err != nil {
+			return err
+		}
+		pickups = append(pickups, time.Duration(*r.ClaimedAt-r.CreatedAt)*time.Millisecond)
+		time.Sleep(pickupSpacing)
+	}
+	pickTarget := [2]string{"< 10 ms", "< 50 ms"}
+	if pollOnly {
+		pickTarget = [2]string{"≤ poll (1 s)", "≤ poll (1 s)"}
+	}
+	b.row("pickup p50, "+mode, 2, samples, ms(percentile(pickups, 50)), pickTarget[0])
+	b.row("pickup p99, "+mode, 2, samples, ms(percentile(pickups, 99)), pickTarget[1])
+
+	b.env.Progress("cross-member cancel latency (%s): %d runs", mode, cancels)
+	var took []time.Duration
+	for i := range cancels {
+		id, err := front.submit(ctx, map[string]any{"config": slowRun(fmt.Sprintf("cancel-%d", i), 1_000_000, 10)})
+		if err != nil {
+			return err
+		}
+		if _, err := db.waitRun(ctx, id, latencyTimeout, func(r runTimes) bool { return r.Status == "running" }); err != nil {
+			return err
+		}
+		sent := time.Now()
+		if err := front.cancel(ctx, id); err != nil {
+			return err
+		}
+		r, err := db.waitRun(ctx, id, latencyTimeout, func(r runTimes) bool { return r.Status == "cancelled" })
+		if err != nil {
+			return err
+		}
+		took = append(took, time.Duration(*r.FinishedAt-sent.UnixMilli())*time.Millisecond)
+	}
+	cancelTarget := [2]string{"", "< 100 ms"}
+	if pollOnly {
+		cancelTarget = [2]string{"", "≤ poll (1 s)"}
+	}
+	b.row("cancel p50, "+mode, 2, cancels, ms(percentile(took, 50)), cancelTarget[0])
+	b.row("cancel p99, "+mode, 2, cancels, ms(percentile(took, 99)), cancelTarget[1])
+	return nil
+}
+
+// failover kills the owner of a long run failoverSamples times in a chain: each time a
+// fresh member is started, the owner is killed, and the fresh member claims the run.
+func (b *clusterBench) failover(ctx context.Context) error {
+	c, err := newBenchCluster(ctx, b.env.Sluice, b.env.Dir, b.base)
+	if err != nil {
+		return err
+	}
+	defer c.stop()
+	flags := []string{"--lease-ttl-secs", strconv.Itoa(failoverTTLSecs), "--cluster-max-attempts", "100"}
+	owner, err := c.start(ctx, "owner-0", flags...)
+	if err != nil {
+		return err
+	}
+	db, err := c.db(ctx)
+	if err != nil {
+		return err
+	}
+	defer db.close()
+	id, err := owner.submit(ctx, map[string]any{"config": slowRun("failover", 1_000_000, 10)})
+	if err != nil {
+		return err
+	}
+	if _, err := db.waitRun(ctx, id, latencyTimeout, func(r runTimes) bool { return r.Status == "running" }); err != nil {
+		return err
+	}
+	b.env.Progress("failover (TTL %d s): %d kills", failoverTTLSecs, failoverSamples)
+	var took []time.Duration
+	for i := range failoverSamples {
+		next, err := c.start(ctx, fmt.Sprintf("owner-%d", i+1), flags...)
+		if err != nil {
+			return err
+		}
+		nextID, err := db.instanceOf(ctx, next)
+		if err != nil {
+			return err
+		}
+		killed := time.Now()
+		owner.signal(syscall.SIGKILL)
+		r, err := db.waitRun(ctx, id, 3*failoverTTLSecs*time.Second, func(r runTimes) bool {
+			return r.Status == "running" && r.Owner == nextID
+		})
+		if err != nil {
+			return err
+		}
+		took = append(took, time.Duration(*r.ClaimedAt-killed.UnixMilli())*time.Millisecond)
+		owner = next
+	}
+	b.row(fmt.Sprintf("failover, median (TTL %d s)", failoverTTLSecs), 2, failoverSamples, secs(percentile(took, 50)),
+		fmt.Sprintf("≤ %d s", failoverTTLSecs+1))
+	b.row(fmt.Sprintf("failover, max (TTL %d s)", failoverTTLSecs), 2, failoverSamples, secs(slices.Max(took)),
+		fmt.Sprintf("≤ %d s", failoverTTLSecs+1))
+	return nil
+}
+
+// percentile is the nearest-rank percentile p of ds.
+func percentile(ds []time.Duration, p float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	i := int(math.Ceil(p/100*float64(len(s)))) - 1
+	return s[min(max(i, 0), len(s)-1)]
+}
+
+func ms(d time.Duration) string   { return fmt.Sprintf("%d ms", d.Milliseconds()) }
+func secs(d time.Duration) string { return fmt.Sprintf("%.2f s", d.Seconds()) }
+
+func quickRun(name string) string {
+	return "version: 1\nname: " + name + "\npipeline:\n  source: {type: generate, config: {count: 1}}\n  sink: {type: stdout}\n"
+}
+
+func slowRun(name string, count int, rate float64) string {
+	return strings.Join([]string{"version: 1", "name: " + name, "pipeline:",
+		fmt.Sprintf("  source: {type: generate, config: {count: %d, rate: %g}}", count, rate),
+		"  sink: {type: stdout}", ""}, "\n")
+}

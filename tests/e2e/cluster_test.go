@@ -1,0 +1,440 @@
+package e2e_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sluicehq/sluice/tests/e2e"
+	"github.com/sluicehq/sluice/tests/testdb"
+)
+
+// Cluster Mode A end to end (SPEC §4, §5): real `sluice serve --cluster` processes on
+// loopback ports sharing one PostgreSQL history. Leases are short (3-9 s) so failover
+// happens within seconds; every wait is bounded.
+
+// clusterConfig is the shared configuration of a test's members.
+func clusterConfig(history string, ttl int) e2e.MemberConfig {
+	return e2e.MemberConfig{History: history, LeaseTTLSecs: ttl, PollSecs: 1, MaxConcurrent: 4,
+		Timeout: 3 * time.Minute}
+}
+
+// runningOn accepts a run executing on the member with instance id.
+func runningOn(id string) func(e2e.RunResource) bool {
+	return func(r e2e.RunResource) bool {
+		return r.Status == "running" && r.Owner != nil && r.Owner.InstanceID == id
+	}
+}
+
+func terminal(r e2e.RunResource) bool { return r.Terminal() }
+
+// requireNoOverlap fails when two attempts of the run held it at the same time.
+func requireNoOverlap(t *testing.T, r e2e.RunResource) {
+	t.Helper()
+	require.Empty(t, e2e.Overlapping(r.Attempts), "run %s was held by two members at once: %+v", r.RunID, r.Attempts)
+}
+
+// metricSum adds up the samples of a metric whose label text contains every label given
+// (e.g. `outcome="requeued"`).
+func metricSum(text, name string, labels ...string) float64 {
+	re := regexp.MustCompile(`^` + regexp.QuoteMeta(name) + `(\{[^}]*\})?\s+(\S+)$`)
+	var sum float64
+	for _, line := range strings.Split(text, "\n") {
+		m := re.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		ok := true
+		for _, l := range labels {
+			ok = ok && strings.Contains(m[1], l)
+		}
+		if v, err := strconv.ParseFloat(m[2], 64); err == nil && ok {
+			sum += v
+		}
+	}
+	return sum
+}
+
+// (a) kill -9 of a member mid-way: every run still completes, once at a time.
+func TestClusterKillNineLosesNoRun(t *testing.T) {
+	t.Parallel()
+	c := e2e.StartCluster(t, 3, clusterConfig(testdb.Postgres(t), 3), nil)
+	victim := c.Members[0]
+	const total = 200
+	ids := make([]string, 0, total)
+	submit := func(m *e2e.Member, i int) {
+		// 10 rows at 50 rows/s: about 0.2 s each, so a member always has some in flight.
+		ids = append(ids, m.MustSubmit(t, e2e.SubmitRequest{Config: e2e.SlowConfig(fmt.Sprintf("burn-%d", i), 10, 50)}))
+	}
+	for i := range total / 2 {
+		submit(c.Members[i%3], i)
+	}
+	require.Eventually(t, func() bool { return victim.InFlight() > 0 }, 20*time.Second, 10*time.Millisecond,
+		"the victim executes runs")
+	victim.Kill(t)
+	killed := time.Now()
+	for i := total / 2; i < total; i++ {
+		submit(c.Members[1+i%2], i)
+	}
+
+	runs := c.WaitTerminal(t, ids, 90*time.Second)
+	lost := 0
+	for _, id := range ids {
+		r := runs[id]
+		require.Equal(t, "completed", r.Status, "run %s: %+v", id, r.Error)
+		requireNoOverlap(t, r)
+		out := r.Outcomes()
+		require.Equal(t, "completed", out[len(out)-1])
+		for i, o := range out[:len(out)-1] {
+			require.Equal(t, "lost", o, "only a killed member's attempt ends without an outcome of its own")
+			require.Equal(t, victim.InstanceID(t), r.Attempts[i].InstanceID)
+			require.True(t, r.Attempts[i+1].ClaimedAt.After(killed), "reclaimed after the kill, not before")
+			lost++
+		}
+	}
+	require.Positive(t, lost, "the victim was killed with runs in flight, and they were reclaimed")
+	var requeued float64
+	for _, m := range c.Members[1:] {
+		requeued += metricSum(m.Metrics(t), "sluice_serve_runs_reclaimed_total", `outcome="requeued"`)
+	}
+	require.Equal(t, float64(lost), requeued, "sluice_serve_runs_reclaimed_total counts each reclaim once")
+	t.Logf("%d runs completed; %d attempts of the killed member were reclaimed", total, lost)
+}
+
+// (b) A member paused past its TTL: a peer reclaims the run, and the paused member's late
+// writes are refused by fencing when it wakes, so it stops the run.
+func TestClusterPausedMemberIsFenced(t *testing.T) {
+	t.Parallel()
+	c := e2e.StartCluster(t, 1, clusterConfig(testdb.Postgres(t), 3), nil)
+	m0 := c.Members[0]
+	const rows = 40
+	id := m0.MustSubmit(t, e2e.SubmitRequest{Config: e2e.SlowConfig("paused", rows, 10)})
+	m0.WaitRun(t, id, 15*time.Second, "running on m0", runningOn(m0.InstanceID(t)))
+	m1 := c.Add(t, nil)
+
+	m0.Pause(t)
+	r := m1.WaitRun(t, id, 20*time.Second, "reclaimed and claimed by m1", runningOn(m1.InstanceID(t)))
+	require.Equal(t, 2, r.Attempt)
+	require.Equal(t, []string{"lost", ""}, r.Outcomes())
+	m0.Resume(t)
+
+	// Awake, m0 learns at its first fenced write (renewal, progress or finish) that the
+	// lease is gone, stops the run and discards whatever it had.
+	require.Eventually(t, func() bool {
+		for _, l := range m0.Logs() {
+			if l.RunID == id && strings.Contains(l.Msg, "lease lost") {
+				return true
+			}
+		}
+		return false
+	}, 15*time.Second, 50*time.Millisecond, "m0 reports the lost lease:\n%s", m0.Stderr())
+	require.Eventually(t, func() bool { return m0.InFlight() == 0 }, 10*time.Second, 50*time.Millisecond)
+
+	final := m1.WaitRun(t, id, 30*time.Second, "terminal", terminal)
+	require.Equal(t, "completed", final.Status)
+	require.Equal(t, []string{"lost", "completed"}, final.Outcomes())
+	require.Equal(t, m0.InstanceID(t), final.Attempts[0].InstanceID)
+	require.Equal(t, m1.InstanceID(t), final.Attempts[1].InstanceID)
+	require.EqualValues(t, rows, final.Stats.RowsWritten, "the final state is the peer's")
+	requireNoOverlap(t, final)
+	for _, l := range m0.Logs() {
+		require.False(t, l.RunID == id && l.Msg == "run finished", "m0 never finished the run: %s", l.Msg)
+	}
+}
+
+// (c) The link between a member and PostgreSQL is cut: /readyz answers 503 and
+// submissions fail with history_unavailable, its runs are stopped before their leases can
+// expire, and they are handed back (no attempt spent) once the link returns.
+func TestClusterHistoryOutageHandsRunsBack(t *testing.T) {
+	t.Parallel()
+	history := testdb.Postgres(t)
+	proxy := e2e.NewProxy(t, e2e.ProxyTarget(t, history))
+	const ttl = 9
+	c := e2e.StartCluster(t, 1, clusterConfig(proxy.URL(t, history), ttl), nil)
+	m0 := c.Members[0]
+	ids := []string{
+		m0.MustSubmit(t, e2e.SubmitRequest{Config: e2e.SlowConfig("outage-1", 60, 10)}),
+		m0.MustSubmit(t, e2e.SubmitRequest{Config: e2e.SlowConfig("outage-2", 60, 10)}),
+	}
+	for _, id := range ids {
+		m0.WaitRun(t, id, 15*time.Second, "running on m0", runningOn(m0.InstanceID(t)))
+	}
+	m1 := c.Add(t, func(cfg *e2e.MemberConfig) { cfg.History = history })
+
+	proxy.Cut()
+	cut := time.Now()
+	require.Eventually(t, func() bool {
+		status, r := m0.Ready(t)
+		return status == http.StatusServiceUnavailable && !r.HistoryOK
+	}, 5*time.Second, 20*time.Millisecond, "/readyz answers 503 at once")
+	status, sub := m0.Submit(t, e2e.SubmitRequest{Config: e2e.QuickConfig("during-outage", 1)})
+	require.Equal(t, http.StatusServiceUnavailable, status, "%+v", sub.Error)
+	require.Equal(t, "history_unavailable", sub.Error.Code)
+	require.Eventually(t, func() bool {
+		return metricSum(m0.Metrics(t), "sluice_serve_history_unreachable") == 1
+	}, 10*time.Second, 50*time.Millisecond)
+
+	require.Eventually(t, func() bool { return m0.InFlight() == 0 }, ttl*time.Second, 20*time.Millisecond,
+		"m0 stops its runs within the lease TTL of the cut")
+	stopped := time.Now()
+	// Nobody has reclaimed them: their leases still hold, so no peer runs them yet.
+	for _, id := range ids {
+		r := m1.GetRun(t, id)
+		require.Equal(t, "running", r.Status)
+		require.Equal(t, m0.InstanceID(t), r.Owner.InstanceID, "the lease is still m0's when m0 has stopped")
+	}
+	t.Logf("runs stopped %s after the cut", stopped.Sub(cut).Round(time.Millisecond))
+	proxy.Restore()
+
+	for _, id := range ids {
+		final := m1.WaitRun(t, id, 40*time.Second, "terminal", terminal)
+		require.Equal(t, "completed", final.Status)
+		require.Equal(t, []string{"handed_back", "completed"}, final.Outcomes())
+		require.Equal(t, 1, final.Attempt, "the hand-back spent no attempt")
+		require.Equal(t, 1, final.Attempts[1].N)
+		require.True(t, final.Attempts[1].ClaimedAt.After(stopped), "claimed again only after m0 stopped it")
+		requireNoOverlap(t, final)
+	}
+	m0.WaitReady(t, 15*time.Second)
+	require.Zero(t, metricSum(m0.Metrics(t), "sluice_serve_history_unreachable"))
+	var outageLine bool
+	for _, l := range m0.Logs() {
+		outageLine = outageLine || strings.Contains(l.Msg, "past the outage cutoff")
+	}
+	require.True(t, outageLine, "m0 logs why it stopped its runs")
+}
+
+// (d) SIGTERM drains: draining in /readyz and in the member row, 503 to submissions, and
+// runs still executing after the grace are handed back and finished by the others.
+func TestClusterDrainHandsRunsToPeers(t *testing.T) {
+	t.Parallel()
+	history := testdb.Postgres(t)
+	cfg := clusterConfig(history, 5)
+	cfg.ShutdownGraceSecs, cfg.ShutdownKillSecs = e2e.Secs(2), e2e.Secs(10)
+	c := e2e.StartCluster(t, 1, cfg, nil)
+	m0 := c.Members[0]
+	ids := []string{
+		m0.MustSubmit(t, e2e.SubmitRequest{Config: e2e.SlowConfig("drain-1", 50, 10)}),
+		m0.MustSubmit(t, e2e.SubmitRequest{Config: e2e.SlowConfig("drain-2", 50, 10)}),
+	}
+	for _, id := range ids {
+		m0.WaitRun(t, id, 15*time.Second, "running on m0", runningOn(m0.InstanceID(t)))
+	}
+	m1, m2 := c.Add(t, nil), c.Add(t, nil)
+
+	m0.Term(t)
+	require.Eventually(t, func() bool {
+		status, r := m0.Ready(t)
+		return status == http.StatusServiceUnavailable && r.Draining
+	}, 5*time.Second, 20*time.Millisecond)
+	status, sub := m0.Submit(t, e2e.SubmitRequest{Config: e2e.QuickConfig("while-draining", 1)})
+	require.Equal(t, http.StatusServiceUnavailable, status)
+	require.Equal(t, "draining", sub.Error.Code)
+	conn, err := pgx.Connect(context.Background(), history)
+	require.NoError(t, err)
+	defer conn.Close(context.Background())
+	require.Eventually(t, func() bool {
+		var draining bool
+		err := conn.QueryRow(context.Background(),
+			"SELECT draining FROM sluice_members WHERE instance_id = $1", m0.InstanceID(t)).Scan(&draining)
+		return err == nil && draining
+	}, 5*time.Second, 20*time.Millisecond, "the member row says draining, so peers stop counting it")
+
+	res := m0.Wait(t)
+	require.Equal(t, 0, res.Code, res.String())
+	peers := []string{m1.InstanceID(t), m2.InstanceID(t)}
+	for _, id := range ids {
+		final := m1.WaitRun(t, id, 30*time.Second, "terminal", terminal)
+		require.Equal(t, "completed", final.Status)
+		require.Equal(t, []string{"handed_back", "completed"}, final.Outcomes())
+		require.Equal(t, m0.InstanceID(t), final.Attempts[0].InstanceID)
+		require.Contains(t, peers, final.Attempts[1].InstanceID, "finished by the others")
+		require.Equal(t, 1, final.Attempt, "the hand-back spent no attempt")
+		require.Equal(t, 1, final.Attempts[1].N)
+		requireNoOverlap(t, final)
+	}
+}
+
+// (e) Cancel through a member that does not own the run: the flag and NOTIFY reach the
+// owner in milliseconds; a pending run is cancelled at once.
+func TestClusterCancelThroughAnotherMember(t *testing.T) {
+	t.Parallel()
+	cfg := clusterConfig(testdb.Postgres(t), 5)
+	cfg.MaxConcurrent = 1
+	c := e2e.StartCluster(t, 2, cfg, nil)
+	long := []string{
+		c.Members[0].MustSubmit(t, e2e.SubmitRequest{Config: e2e.SlowConfig("cancel-1", 600, 10)}),
+		c.Members[1].MustSubmit(t, e2e.SubmitRequest{Config: e2e.SlowConfig("cancel-2", 600, 10)}),
+	}
+	for _, id := range long {
+		c.Members[0].WaitRun(t, id, 15*time.Second, "running", func(r e2e.RunResource) bool { return r.Status == "running" })
+	}
+	// Both members are full: a third run waits, and is cancelled at once from anywhere.
+	queued := c.Members[0].MustSubmit(t, e2e.SubmitRequest{Config: e2e.QuickConfig("cancel-pending", 1)})
+	var rec e2e.RunResource
+	require.Equal(t, http.StatusOK, c.Members[1].MustDo(t, http.MethodPost, "/v1/runs/"+queued+"/cancel", nil, &rec))
+	require.Equal(t, "cancelled", rec.Status)
+	require.Empty(t, rec.Attempts, "never claimed")
+
+	for _, id := range long {
+		r := c.Members[0].GetRun(t, id)
+		owner := c.ByInstance(t, r.Owner.InstanceID)
+		other := c.Members[0]
+		if other == owner {
+			other = c.Members[1]
+		}
+		start := time.Now()
+		require.Equal(t, http.StatusAccepted, other.Cancel(t, id))
+		final := other.WaitRun(t, id, 10*time.Second, "cancelled", terminal)
+		took := time.Since(start)
+		require.Equal(t, "cancelled", final.Status)
+		require.Equal(t, []string{"cancelled"}, final.Outcomes())
+		require.Less(t, took, time.Second, "a peer's cancel arrives by NOTIFY, not by polling")
+		t.Logf("cancel through the other member took %s", took.Round(time.Millisecond))
+	}
+}
+
+// (e') With --poll-only the cancel flag is found by polling, within --cluster-poll-secs.
+func TestClusterCancelPollOnly(t *testing.T) {
+	t.Parallel()
+	cfg := clusterConfig(testdb.Postgres(t), 5)
+	cfg.MaxConcurrent, cfg.PollOnly = 1, true
+	c := e2e.StartCluster(t, 2, cfg, nil)
+	id := c.Members[0].MustSubmit(t, e2e.SubmitRequest{Config: e2e.SlowConfig("poll-cancel", 600, 10)})
+	r := c.Members[0].WaitRun(t, id, 15*time.Second, "running", func(r e2e.RunResource) bool { return r.Status == "running" })
+	other := c.Members[0]
+	if other.InstanceID(t) == r.Owner.InstanceID {
+		other = c.Members[1]
+	}
+	start := time.Now()
+	require.Equal(t, http.StatusAccepted, other.Cancel(t, id))
+	final := other.WaitRun(t, id, 10*time.Second, "cancelled", terminal)
+	require.Equal(t, "cancelled", final.Status)
+	require.Less(t, time.Since(start), 3*time.Second, "within the 1 s poll interval and a page")
+}
+
+// (f) Pools: a gpu member claims only gpu runs, an unserved pool is refused with a
+// message that says what to do, and --pool-wait-timeout-secs fails runs whose pool lost
+// its last member.
+func TestClusterPools(t *testing.T) {
+	t.Parallel()
+	cfg := clusterConfig(testdb.Postgres(t), 3)
+	cfg.PoolWaitSecs = 2
+	c := e2e.StartCluster(t, 3, cfg, func(i int, mc *e2e.MemberConfig) {
+		if i == 2 {
+			mc.Pools, mc.MaxConcurrent, mc.ShutdownGraceSecs = []string{"gpu"}, 1, e2e.Secs(0)
+		}
+	})
+	m0, gpu := c.Members[0], c.Members[2]
+
+	var gpuRuns, defaultRuns []string
+	for i := range 4 {
+		gpuRuns = append(gpuRuns, m0.MustSubmit(t, e2e.SubmitRequest{Config: e2e.QuickConfig(fmt.Sprintf("gpu-%d", i), 5), Pool: "gpu"}))
+	}
+	for i := range 6 {
+		defaultRuns = append(defaultRuns, gpu.MustSubmit(t, e2e.SubmitRequest{Config: e2e.QuickConfig(fmt.Sprintf("cpu-%d", i), 5)}))
+	}
+	runs := c.WaitTerminal(t, append(slices.Clone(gpuRuns), defaultRuns...), 30*time.Second)
+	for _, id := range gpuRuns {
+		require.Equal(t, "completed", runs[id].Status)
+		require.Equal(t, "gpu", runs[id].Pool)
+		require.Equal(t, gpu.InstanceID(t), runs[id].Attempts[0].InstanceID, "only the gpu member claims gpu runs")
+	}
+	for _, id := range defaultRuns {
+		require.Equal(t, "completed", runs[id].Status)
+		require.NotEqual(t, gpu.InstanceID(t), runs[id].Attempts[0].InstanceID, "the gpu member serves gpu only")
+	}
+
+	status, sub := m0.Submit(t, e2e.SubmitRequest{Config: e2e.QuickConfig("tpu", 1), Pool: "tpu"})
+	require.Equal(t, http.StatusUnprocessableEntity, status)
+	require.Equal(t, "pool_unserved", sub.Error.Code)
+	for _, want := range []string{`"tpu"`, "default, gpu", "--pool tpu"} {
+		require.Contains(t, sub.Error.Message, want)
+	}
+
+	// The gpu member is busy with a long run, so a second gpu run waits; then it leaves.
+	busy := m0.MustSubmit(t, e2e.SubmitRequest{Config: e2e.SlowConfig("gpu-long", 600, 10), Pool: "gpu"})
+	gpu.WaitRun(t, busy, 15*time.Second, "running on the gpu member", runningOn(gpu.InstanceID(t)))
+	waiting := m0.MustSubmit(t, e2e.SubmitRequest{Config: e2e.QuickConfig("gpu-waits", 1), Pool: "gpu"})
+	require.Eventually(t, func() bool {
+		return metricSum(m0.Metrics(t), "sluice_serve_runs_pending", `pool="gpu"`) == 1
+	}, 5*time.Second, 50*time.Millisecond, "sluice_serve_runs_pending shows the waiting run")
+	left := time.Now()
+	gpu.Term(t)
+	res := gpu.Wait(t)
+	require.Equal(t, 0, res.Code, res.String())
+
+	status, sub = m0.Submit(t, e2e.SubmitRequest{Config: e2e.QuickConfig("gpu-late", 1), Pool: "gpu"})
+	require.Equal(t, http.StatusUnprocessableEntity, status, "no live member serves gpu any more")
+	require.Equal(t, "pool_unserved", sub.Error.Code)
+	for _, id := range []string{busy, waiting} {
+		final := m0.WaitRun(t, id, 15*time.Second, "terminal", terminal)
+		require.Equal(t, "failed", final.Status)
+		require.Equal(t, "pool_unavailable", final.Error.Code)
+		require.GreaterOrEqual(t, time.Since(left), 2*time.Second, "not before --pool-wait-timeout-secs")
+	}
+	require.Equal(t, []string{"handed_back"}, m0.GetRun(t, busy).Outcomes(), "the long run was handed back first")
+	var failed float64
+	for _, m := range c.Members[:2] {
+		failed += metricSum(m.Metrics(t), "sluice_serve_runs_total", `reason="pool_unavailable"`)
+	}
+	require.Equal(t, 2.0, failed)
+}
+
+// Two members may share one SQLite file on one host; they poll (SQLite has no NOTIFY).
+func TestClusterOnSharedSQLite(t *testing.T) {
+	t.Parallel()
+	history := "sqlite:" + filepath.Join(t.TempDir(), "shared.db")
+	c := e2e.StartCluster(t, 2, clusterConfig(history, 3), nil)
+	var ids []string
+	for i := range 20 {
+		ids = append(ids, c.Members[i%2].MustSubmit(t, e2e.SubmitRequest{Config: e2e.QuickConfig(fmt.Sprintf("lite-%d", i), 3)}))
+	}
+	runs := c.WaitTerminal(t, ids, 30*time.Second)
+	for _, id := range ids {
+		require.Equal(t, "completed", runs[id].Status)
+		requireNoOverlap(t, runs[id])
+	}
+}
+
+// Reclaim at the attempt cap fails the run as poisoned, saying how often it was
+// reclaimed; a run whose cancel was requested while its owner died ends cancelled.
+func TestClusterReclaimPoisonsAtTheCapAndHonoursCancels(t *testing.T) {
+	t.Parallel()
+	cfg := clusterConfig(testdb.Postgres(t), 3)
+	cfg.MaxAttempts = 1
+	c := e2e.StartCluster(t, 1, cfg, nil)
+	m0 := c.Members[0]
+	poisoned := m0.MustSubmit(t, e2e.SubmitRequest{Config: e2e.SlowConfig("poison", 600, 10)})
+	cancelled := m0.MustSubmit(t, e2e.SubmitRequest{Config: e2e.SlowConfig("cancel-dead", 600, 10)})
+	for _, id := range []string{poisoned, cancelled} {
+		m0.WaitRun(t, id, 15*time.Second, "running on m0", runningOn(m0.InstanceID(t)))
+	}
+	m1 := c.Add(t, nil)
+	m0.Kill(t)
+	require.Equal(t, http.StatusAccepted, m1.Cancel(t, cancelled), "the flag is set for an owner that will never see it")
+
+	final := m1.WaitRun(t, poisoned, 20*time.Second, "terminal", terminal)
+	require.Equal(t, "failed", final.Status)
+	require.Equal(t, "poisoned", final.Error.Code)
+	require.Contains(t, final.Error.Message, "reclaimed 1 times")
+	require.Contains(t, final.Error.Message, "--cluster-max-attempts")
+	require.Equal(t, []string{"lost"}, final.Outcomes())
+
+	final = m1.WaitRun(t, cancelled, 20*time.Second, "terminal", terminal)
+	require.Equal(t, "cancelled", final.Status)
+	require.Equal(t, []string{"lost"}, final.Outcomes())
+	text := m1.Metrics(t)
+	require.Equal(t, 1.0, metricSum(text, "sluice_serve_runs_reclaimed_total", `outcome="failed"`))
+	require.Equal(t, 1.0, metricSum(text, "sluice_serve_runs_reclaimed_total", `outcome="cancelled"`))
+}
