@@ -51,7 +51,7 @@ func Open(ctx context.Context, url string) (*Store, error) {
 	updated_at BIGINT NOT NULL)`); err != nil {
 		// Two processes creating the table at once can collide in the catalog; the
 		// table is then there.
-		if c := code(err); c != "23505" && c != "42P07" {
+		if c := code(err); c != "23505" && c != "42P07" && c != "42710" {
 			s.pool.Close()
 			return nil, s.wrap("create table sluice_state", err)
 		}

@@ -11,23 +11,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicehq/sluice/adapters/connectors/file"
+	"github.com/sluicehq/sluice/adapters/connectors/internal/conntest"
 	"github.com/sluicehq/sluice/application/execute"
 	"github.com/sluicehq/sluice/domain/pipeline"
 )
 
 func sinkRun(t *testing.T, dir string, cfg map[string]any, pages ...*execute.Page) error {
 	t.Helper()
-	s, err := file.New().OpenSink(context.Background(), execute.WriteRequest{Config: cfg, BaseDir: dir})
-	if err != nil {
-		return err
-	}
-	for _, p := range pages {
-		if err := s.Write(context.Background(), p); err != nil {
-			require.NoError(t, s.Abort(context.Background()))
-			return err
-		}
-	}
-	return s.Commit(context.Background())
+	return conntest.SinkRun(t, file.New(), execute.WriteRequest{Config: cfg, BaseDir: dir}, pages...)
 }
 
 func content(t *testing.T, path string) string {
@@ -38,7 +29,7 @@ func content(t *testing.T, path string) string {
 }
 
 func page(cols []string, rows ...[]any) *execute.Page {
-	return &execute.Page{Columns: cols, Rows: rows}
+	return conntest.Page(cols, rows...)
 }
 
 func TestSinkWritesThroughATempFile(t *testing.T) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -17,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicehq/sluice/adapters/connectors/file"
+	"github.com/sluicehq/sluice/adapters/connectors/internal/conntest"
 	"github.com/sluicehq/sluice/application/execute"
 	"github.com/sluicehq/sluice/domain/state"
 )
@@ -30,30 +30,11 @@ func write(t *testing.T, dir, name, content string) string {
 
 func readPages(t *testing.T, c *file.Connector, req execute.ReadRequest) ([]*execute.Page, error) {
 	t.Helper()
-	src, err := c.OpenSource(context.Background(), req)
-	if err != nil {
-		return nil, err
-	}
-	defer src.Close()
-	var pages []*execute.Page
-	for {
-		p, err := src.Next(context.Background())
-		if errors.Is(err, io.EOF) {
-			return pages, nil
-		}
-		if err != nil {
-			return pages, err
-		}
-		pages = append(pages, p)
-	}
+	return conntest.ReadAll(c, req)
 }
 
 func allRows(pages []*execute.Page) [][]any {
-	var out [][]any
-	for _, p := range pages {
-		out = append(out, p.Rows...)
-	}
-	return out
+	return conntest.AllRows(pages)
 }
 
 func TestCSVRaggedRowNamesFileAndLine(t *testing.T) {

@@ -2,14 +2,13 @@ package generate_test
 
 import (
 	"context"
-	"errors"
-	"io"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicehq/sluice/adapters/connectors/generate"
+	"github.com/sluicehq/sluice/adapters/connectors/internal/conntest"
 	"github.com/sluicehq/sluice/application/execute"
 	"github.com/sluicehq/sluice/domain/pipeline"
 	"github.com/sluicehq/sluice/domain/state"
@@ -42,26 +41,13 @@ func TestContract(t *testing.T) {
 
 func read(t *testing.T, req execute.ReadRequest) []*execute.Page {
 	t.Helper()
-	src, err := generate.New().OpenSource(context.Background(), req)
+	pages, err := conntest.ReadAll(generate.New(), req)
 	require.NoError(t, err)
-	defer src.Close()
-	var pages []*execute.Page
-	for {
-		p, err := src.Next(context.Background())
-		if errors.Is(err, io.EOF) {
-			return pages
-		}
-		require.NoError(t, err)
-		pages = append(pages, p)
-	}
+	return pages
 }
 
 func rows(pages []*execute.Page) [][]any {
-	var out [][]any
-	for _, p := range pages {
-		out = append(out, p.Rows...)
-	}
-	return out
+	return conntest.AllRows(pages)
 }
 
 func TestDefaultColumnsAndTypes(t *testing.T) {

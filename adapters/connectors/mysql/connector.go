@@ -11,7 +11,8 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
-	"github.com/sluicehq/sluice/adapters/connectors/internal/cfg"
+	"github.com/sluicehq/sluice/adapters/connectors/internal/sqlsink"
+	"github.com/sluicehq/sluice/adapters/connectors/internal/sqlspec"
 	"github.com/sluicehq/sluice/adapters/connectors/internal/watermark"
 	"github.com/sluicehq/sluice/domain/pipeline"
 )
@@ -27,47 +28,23 @@ func New() *Connector { return &Connector{} }
 
 // Spec declares the config keys of both roles.
 func (*Connector) Spec() pipeline.Spec {
-	return pipeline.Spec{
-		Type:  Type,
-		Roles: pipeline.RoleBoth,
-		Description: "A MySQL or MariaDB database: a query as the source (streamed); a table as the sink " +
-			"(append, upsert, delete or overwrite; exactly-once with a watermark row).",
-		Fields:      fields(),
-		ExactlyOnce: true,
-		Check:       check,
-	}
+	return sqlspec.Spec(Type, "A MySQL or MariaDB database: a query as the source (streamed); a table as the sink "+
+		"(append, upsert, delete or overwrite; exactly-once with a watermark row).",
+		fields(), check)
 }
 
 func fields() []pipeline.FieldSpec {
-	f := []pipeline.FieldSpec{
-		{Name: "connection_url", Type: pipeline.FieldString, Required: true,
-			Description: "mysql://user:password@host:port/database; other parameters are passed to the driver (e.g. tls=true)."},
-	}
-	f = append(f, pipeline.SourceQueryFields()...)
-	f = append(f,
-		pipeline.FieldSpec{Name: "table_name", Type: pipeline.FieldString, Role: pipeline.RoleSink, Required: true,
-			Description: "Table written to, optionally database.table."},
-		pipeline.FieldSpec{Name: "watermark_table", Type: pipeline.FieldString, Role: pipeline.RoleSink, Default: watermark.DefaultTable,
-			Description: "Table holding the exactly-once watermarks (created when missing); in table_name's database unless qualified."},
-	)
-	return append(f, pipeline.SinkWriteFields()...)
+	return sqlspec.Fields(sqlspec.Descriptions{
+		URL:       "mysql://user:password@host:port/database; other parameters are passed to the driver (e.g. tls=true).",
+		Table:     "Table written to, optionally database.table.",
+		Watermark: "Table holding the exactly-once watermarks (created when missing); in table_name's database unless qualified.",
+	})
 }
 
 func check(role pipeline.Role, c map[string]any, path string) pipeline.Errors {
-	var errs pipeline.Errors
-	if u, err := cfg.String(c, "connection_url", ""); err == nil && u != "" {
-		if _, err := parseURL(u); err != nil {
-			errs = append(errs, pipeline.FieldError{Path: pipeline.Join(path, "connection_url"), Message: err.Error()})
-		}
-	}
-	if role != pipeline.RoleSink {
-		return errs
-	}
-	errs = append(errs, pipeline.CheckWriteMode(c, path)...)
-	if _, err := sinkOptionsOf(c); err != nil && err.key != pipeline.KeyKey {
-		errs = append(errs, pipeline.FieldError{Path: pipeline.Join(path, err.key), Message: err.msg})
-	}
-	return errs
+	return sqlspec.Check(role, c, path,
+		func(u string) error { _, err := parseURL(u); return err },
+		func(c map[string]any) *sqlspec.OptionError { _, err := sinkOptionsOf(c); return err })
 }
 
 // parseURL turns mysql://user:pass@host:port/db?params into the driver's config with the
@@ -125,15 +102,12 @@ func redactParams(err error) error {
 func open(ctx context.Context, raw string) (*sql.DB, *scrubber, error) {
 	c, err := parseURL(raw)
 	if err != nil {
-		return nil, &scrubber{}, fmt.Errorf("connection_url %w", err)
+		return nil, sqlspec.NewScrubber(), fmt.Errorf("connection_url %w", err)
 	}
-	sc := &scrubber{}
-	if c.Passwd != "" {
-		sc.secrets = append(sc.secrets, c.Passwd)
-	}
+	sc := sqlspec.NewScrubber(c.Passwd)
 	conn, err := mysql.NewConnector(c)
 	if err != nil {
-		return nil, sc, sc.wrap(fmt.Errorf("connection_url: %w", err))
+		return nil, sc, sc.Wrap(fmt.Errorf("connection_url: %w", err))
 	}
 	db := sql.OpenDB(conn)
 	db.SetMaxOpenConns(1)
@@ -141,36 +115,13 @@ func open(ctx context.Context, raw string) (*sql.DB, *scrubber, error) {
 	db.SetConnMaxLifetime(0)
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
-		return nil, sc, sc.wrap(fmt.Errorf("connect to %s/%s: %w", c.Addr, c.DBName, err))
+		return nil, sc, sc.Wrap(fmt.Errorf("connect to %s/%s: %w", c.Addr, c.DBName, err))
 	}
 	return db, sc, nil
 }
 
 // scrubber removes the URL's password from error text.
-type scrubber struct{ secrets []string }
-
-func (s *scrubber) wrap(err error) error {
-	if err == nil || s == nil || len(s.secrets) == 0 {
-		return err
-	}
-	msg := err.Error()
-	clean := msg
-	for _, p := range s.secrets {
-		clean = strings.ReplaceAll(clean, p, "REDACTED")
-	}
-	if clean == msg {
-		return err
-	}
-	return &scrubbed{msg: clean, err: err}
-}
-
-type scrubbed struct {
-	msg string
-	err error
-}
-
-func (e *scrubbed) Error() string { return e.msg }
-func (e *scrubbed) Unwrap() error { return e.err }
+type scrubber = sqlspec.Scrubber
 
 func errNumber(err error) uint16 {
 	var me *mysql.MySQLError
@@ -180,10 +131,6 @@ func errNumber(err error) uint16 {
 	return 0
 }
 
-type optionError struct{ key, msg string }
-
-func (e *optionError) Error() string { return "config key \"" + e.key + "\": " + e.msg }
-
 type sinkOptions struct {
 	table     tableName
 	mode      pipeline.WriteMode
@@ -192,43 +139,19 @@ type sinkOptions struct {
 	watermark tableName
 }
 
-func sinkOptionsOf(c map[string]any) (sinkOptions, *optionError) {
+func sinkOptionsOf(c map[string]any) (sinkOptions, *sqlspec.OptionError) {
 	var o sinkOptions
-	t, err := cfg.String(c, "table_name", "")
-	if err != nil {
-		return o, &optionError{"table_name", err.Error()}
+	var oerr *sqlspec.OptionError
+	if o.table, oerr = sqlspec.Table(c, "table_name", "", parseTable); oerr != nil {
+		return o, oerr
 	}
-	if o.table, err = parseTable(t); err != nil {
-		return o, &optionError{"table_name", err.Error()}
+	w, oerr := sqlspec.WriteOf(c)
+	if oerr != nil {
+		return o, oerr
 	}
-	if o.mode, err = cfg.WriteModeOf(c); err != nil {
-		return o, &optionError{"write_mode", err.Error()}
-	}
-	switch o.mode {
-	case pipeline.Append, pipeline.Upsert, pipeline.Delete, pipeline.Overwrite:
-	default:
-		return o, &optionError{"write_mode", fmt.Sprintf("unknown write_mode %q; use append, upsert, delete or overwrite", o.mode)}
-	}
-	if o.key, err = cfg.Strings(c, "key"); err != nil {
-		return o, &optionError{"key", err.Error()}
-	}
-	for i, k := range o.key {
-		if k == "" {
-			return o, &optionError{"key", fmt.Sprintf("item %d is empty", i)}
-		}
-	}
-	if len(o.key) == 0 && (o.mode == pipeline.Upsert || o.mode == pipeline.Delete) {
-		return o, &optionError{"key", fmt.Sprintf("write_mode %s needs key: the columns that identify a row, e.g. key: [id]", o.mode)}
-	}
-	if o.create, err = cfg.Bool(c, "create_table", false); err != nil {
-		return o, &optionError{"create_table", err.Error()}
-	}
-	wm, err := cfg.String(c, "watermark_table", watermark.DefaultTable)
-	if err != nil {
-		return o, &optionError{"watermark_table", err.Error()}
-	}
-	if o.watermark, err = parseTable(wm); err != nil {
-		return o, &optionError{"watermark_table", err.Error()}
+	o.mode, o.key, o.create = w.Mode, w.Key, w.Create
+	if o.watermark, oerr = sqlspec.Table(c, "watermark_table", watermark.DefaultTable, parseTable); oerr != nil {
+		return o, oerr
 	}
 	if o.watermark.schema == "" {
 		o.watermark.schema = o.table.schema
@@ -255,19 +178,9 @@ func parseTable(s string) (tableName, error) {
 	return tableName{schema: schema, name: name}, nil
 }
 
-func (t tableName) String() string {
-	if t.schema != "" {
-		return t.schema + "." + t.name
-	}
-	return t.name
-}
+func (t tableName) String() string { return sqlspec.Qualified(t.schema, t.name, nil) }
 
-func (t tableName) quoted() string {
-	if t.schema != "" {
-		return quote(t.schema) + "." + quote(t.name)
-	}
-	return quote(t.name)
-}
+func (t tableName) quoted() string { return sqlspec.Qualified(t.schema, t.name, quote) }
 
 // quote makes s an identifier; backticks work in MySQL and MariaDB whatever sql_mode.
 func quote(s string) string {
@@ -275,9 +188,5 @@ func quote(s string) string {
 }
 
 func quoteAll(cols []string) string {
-	q := make([]string, len(cols))
-	for i, c := range cols {
-		q[i] = quote(c)
-	}
-	return strings.Join(q, ", ")
+	return sqlsink.QuoteAll(dialect{}, cols)
 }

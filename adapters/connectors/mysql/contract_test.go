@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluicehq/sluice/adapters/connectors/internal/conntest"
 	"github.com/sluicehq/sluice/adapters/connectors/mysql"
 	"github.com/sluicehq/sluice/tests/contract/connector"
 )
@@ -60,12 +61,8 @@ func TestContract(t *testing.T) {
 			return connector.SinkCase{
 				Sink:   c,
 				Config: map[string]any{"connection_url": d.url, "table_name": "t", "create_table": true},
-				ReadBack: func(t *testing.T, cols []string) ([][]any, bool) {
-					if !d.tableExists(t, "t") {
-						return nil, false
-					}
-					return d.rows(t, "SELECT "+quoteCols(cols)+" FROM t"), true
-				},
+				ReadBack: conntest.ReadBack(func(t *testing.T) bool { return d.tableExists(t, "t") },
+					func(t *testing.T, cols []string) [][]any { return d.rows(t, "SELECT "+quoteCols(cols)+" FROM t") }),
 				Normalize: stored,
 			}
 		},

@@ -3,39 +3,26 @@ package mysql
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"strings"
 
-	"github.com/sluicehq/sluice/adapters/connectors/internal/watermark"
+	"github.com/sluicehq/sluice/adapters/connectors/internal/sqlsink"
 	"github.com/sluicehq/sluice/application/execute"
 	"github.com/sluicehq/sluice/domain/pipeline"
-	"github.com/sluicehq/sluice/domain/run"
 )
-
-// fence is a writer's hold on one watermark row: the state key and the epoch it took.
-type fence struct {
-	table tableName
-	key   string
-	epoch int64 // 0 until Fence
-}
-
-type execer interface {
-	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
-}
 
 // Fence creates the watermark table when missing and takes the key's next epoch. MariaDB
 // has no UPDATE … RETURNING, so the increment and the read share one transaction, in
 // which the row stays locked between them.
 func (s *sink) Fence(ctx context.Context, key string) (execute.Watermark, error) {
-	if s.fence.epoch != 0 {
+	if s.fence.Epoch != 0 {
 		return execute.Watermark{}, fmt.Errorf("mysql: watermark %q: already fenced", key)
 	}
 	if err := s.checkTransactional(ctx); err != nil {
 		return execute.Watermark{}, s.explain(err)
 	}
-	f := fence{table: s.opts.watermark, key: key}
-	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS `+f.table.quoted()+` (
+	f := sqlsink.Fence{Table: s.opts.watermark.quoted(), Key: key}
+	if _, err := s.DB.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS `+f.Table+` (
 	state_key  VARCHAR(255) NOT NULL PRIMARY KEY,
 	epoch      BIGINT NOT NULL,
 	bookmark   TEXT NULL,
@@ -44,12 +31,12 @@ func (s *sink) Fence(ctx context.Context, key string) (execute.Watermark, error)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4`); err != nil {
 		return execute.Watermark{}, s.explainFence(fmt.Errorf("create: %w", err))
 	}
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.DB.BeginTx(ctx, nil)
 	if err != nil {
 		return execute.Watermark{}, s.explainFence(err)
 	}
 	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `INSERT INTO `+f.table.quoted()+` (state_key, epoch) VALUES (?, 1)
+	if _, err := tx.ExecContext(ctx, `INSERT INTO `+f.Table+` (state_key, epoch) VALUES (?, 1)
 ON DUPLICATE KEY UPDATE epoch = epoch + 1, updated_at = CURRENT_TIMESTAMP(6)`, key); err != nil {
 		return execute.Watermark{}, s.explainFence(fmt.Errorf("take the next epoch: %w", err))
 	}
@@ -58,24 +45,19 @@ ON DUPLICATE KEY UPDATE epoch = epoch + 1, updated_at = CURRENT_TIMESTAMP(6)`, k
 		bookmark sql.NullString
 		rows     int64
 	)
-	if err := tx.QueryRowContext(ctx, `SELECT epoch, bookmark, rows_after FROM `+f.table.quoted()+` WHERE state_key = ?`, key).
+	if err := tx.QueryRowContext(ctx, `SELECT epoch, bookmark, rows_after FROM `+f.Table+` WHERE state_key = ?`, key).
 		Scan(&epoch, &bookmark, &rows); err != nil {
 		return execute.Watermark{}, s.explainFence(fmt.Errorf("read the watermark: %w", err))
 	}
 	if err := tx.Commit(); err != nil {
 		return execute.Watermark{}, s.explainFence(fmt.Errorf("commit: %w", err))
 	}
-	var b *string
-	if bookmark.Valid {
-		b = &bookmark.String
-	}
-	pos, err := watermark.Decode(b, rows)
+	w, err := f.Taken(epoch, bookmark, rows)
 	if err != nil {
 		return execute.Watermark{}, s.explainFence(err)
 	}
-	f.epoch = epoch
 	s.fence = f
-	return execute.Watermark{Epoch: epoch, Position: pos}, nil
+	return w, nil
 }
 
 // checkTransactional refuses a table whose engine ignores transactions (MyISAM): its rows
@@ -89,7 +71,7 @@ func (s *sink) checkTransactional(ctx context.Context) error {
 		schema = s.opts.table.schema
 	}
 	var engine sql.NullString
-	err := s.db.QueryRowContext(ctx, `SELECT ENGINE FROM information_schema.TABLES
+	err := s.DB.QueryRowContext(ctx, `SELECT ENGINE FROM information_schema.TABLES
 WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND TABLE_NAME = ?`, schema, s.opts.table.name).Scan(&engine)
 	if err != nil {
 		return fmt.Errorf("read the table's engine: %w", err)
@@ -101,41 +83,21 @@ WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND TABLE_NAME = ?`, schema, s.opts
 }
 
 func (s *sink) explainFence(err error) error {
-	return fmt.Errorf("mysql: watermark table %q: %w", s.opts.watermark.String(), s.sc.wrap(err))
+	return fmt.Errorf("mysql: watermark table %q: %w", s.opts.watermark.String(), s.sc.Wrap(err))
 }
 
 // advance moves the watermark to pos inside the caller's transaction, but only while the
 // row still holds this writer's epoch (clientFoundRows makes the count the matched rows,
 // so an unchanged position still counts). It runs last before the commit, so the row is
 // locked only briefly and a newer writer's Fence never waits for a paused older one.
-func (f *fence) advance(ctx context.Context, q execer, pos execute.Position) error {
-	if f.epoch == 0 {
-		return errors.New("the watermark was never fenced")
-	}
-	bookmark, rows, err := watermark.Encode(pos)
-	if err != nil {
-		return err
-	}
-	res, err := q.ExecContext(ctx, `UPDATE `+f.table.quoted()+` SET bookmark = ?, rows_after = ?, updated_at = CURRENT_TIMESTAMP(6)
-WHERE state_key = ? AND epoch = ?`, bookmark, rows, f.key, f.epoch)
-	if err != nil {
-		return fmt.Errorf("watermark: %w", err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return fmt.Errorf("watermark: %w", err)
-	}
-	if n == 0 {
-		return fmt.Errorf("watermark %q: epoch %d was taken by a newer writer; this writer stops and its page is rolled back: %w",
-			f.key, f.epoch, run.ErrLeaseLost)
-	}
-	return nil
+func (s *sink) advance(ctx context.Context, q sqlsink.Execer, pos execute.Position) error {
+	return s.fence.Advance(ctx, q, "CURRENT_TIMESTAMP(6)", nil, pos)
 }
 
 // WriteAt writes p and moves the watermark to pos in the same transaction (for
 // overwrite, the run's transaction, whose watermark moves at CommitAt).
 func (s *sink) WriteAt(ctx context.Context, p *execute.Page, pos execute.Position) error {
-	if s.fence.epoch == 0 {
+	if s.fence.Epoch == 0 {
 		return fmt.Errorf("mysql: table %q: WriteAt before Fence", s.opts.table.String())
 	}
 	if s.opts.mode == pipeline.Overwrite {
@@ -146,7 +108,7 @@ func (s *sink) WriteAt(ctx context.Context, p *execute.Page, pos execute.Positio
 
 // CommitAt records pos, fenced, and ends the sink.
 func (s *sink) CommitAt(ctx context.Context, pos execute.Position) error {
-	if s.fence.epoch == 0 {
+	if s.fence.Epoch == 0 {
 		return fmt.Errorf("mysql: table %q: CommitAt before Fence", s.opts.table.String())
 	}
 	return s.commit(ctx, &pos)

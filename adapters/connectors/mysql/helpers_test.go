@@ -3,14 +3,13 @@ package mysql_test
 import (
 	"context"
 	"database/sql"
-	"errors"
-	"io"
 	"testing"
 	"time"
 
 	drv "github.com/go-sql-driver/mysql"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sluicehq/sluice/adapters/connectors/internal/conntest"
 	"github.com/sluicehq/sluice/adapters/connectors/mysql"
 	"github.com/sluicehq/sluice/application/execute"
 	"github.com/sluicehq/sluice/tests/testdb"
@@ -86,53 +85,20 @@ func (d *db) tableExists(t *testing.T, name string) bool {
 
 func read(t *testing.T, req execute.ReadRequest) []*execute.Page {
 	t.Helper()
-	src, err := mysql.New().OpenSource(context.Background(), req)
-	require.NoError(t, err)
-	defer func() { require.NoError(t, src.Close()) }()
-	var pages []*execute.Page
-	for {
-		p, err := src.Next(context.Background())
-		if errors.Is(err, io.EOF) {
-			return pages
-		}
-		require.NoError(t, err)
-		pages = append(pages, p)
-	}
+	return conntest.Read(t, mysql.New(), req)
 }
 
 func readErr(req execute.ReadRequest) error {
-	src, err := mysql.New().OpenSource(context.Background(), req)
-	if err != nil {
-		return err
-	}
-	defer src.Close()
-	for {
-		if _, err := src.Next(context.Background()); err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			return err
-		}
-	}
+	return conntest.ReadErr(mysql.New(), req)
 }
 
 func sinkRun(t *testing.T, cfg map[string]any, pages ...*execute.Page) error {
 	t.Helper()
-	s, err := mysql.New().OpenSink(context.Background(), execute.WriteRequest{Config: cfg})
-	if err != nil {
-		return err
-	}
-	for _, p := range pages {
-		if err := s.Write(context.Background(), p); err != nil {
-			require.NoError(t, s.Abort(context.Background()))
-			return err
-		}
-	}
-	return s.Commit(context.Background())
+	return conntest.SinkRun(t, mysql.New(), execute.WriteRequest{Config: cfg}, pages...)
 }
 
 func page(cols []string, rows ...[]any) *execute.Page {
-	return &execute.Page{Columns: cols, Rows: rows}
+	return conntest.Page(cols, rows...)
 }
 
 func ids(pages []*execute.Page) []int64 {

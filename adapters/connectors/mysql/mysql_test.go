@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicehq/sluice/adapters/connectors"
+	"github.com/sluicehq/sluice/adapters/connectors/internal/conntest"
 	"github.com/sluicehq/sluice/adapters/connectors/mysql"
 	"github.com/sluicehq/sluice/application/execute"
 	"github.com/sluicehq/sluice/domain/pipeline"
@@ -96,41 +97,23 @@ func TestSinkRefusals(t *testing.T) {
 	d.exec(t, "CREATE TABLE t (id BIGINT PRIMARY KEY, amount INT, name TEXT)")
 	d.exec(t, "CREATE TABLE nokey (id BIGINT, name TEXT)")
 	base := func(kv ...any) map[string]any {
-		m := map[string]any{"connection_url": d.url, "table_name": "t"}
-		for i := 0; i < len(kv); i += 2 {
-			m[kv[i].(string)] = kv[i+1]
-		}
-		return m
+		return conntest.With(map[string]any{"connection_url": d.url, "table_name": "t"}, kv...)
 	}
-	cases := []struct {
-		name string
-		cfg  map[string]any
-		p    *execute.Page
-		want string
-	}{
-		{"missing table", base("table_name", "orders"), nil, `mysql: table "orders" does not exist; create it or set create_table: true`},
-		{"unknown columns", base(), page([]string{"id", "extra", "more"}, []any{int64(1), "x", "y"}),
-			`the table has no columns "extra", "more"`},
-		{"type mismatch names the column", base(), page([]string{"id", "amount"}, []any{int64(1), "a lot"}),
-			"`t`.`amount` at row 1"},
-		{"upsert without the key column", base("write_mode", "upsert", "key", []any{"id"}), page([]string{"name"}, []any{"x"}),
-			`key column "id" is not among the page's columns [name]`},
-		{"upsert without a unique index", base("table_name", "nokey", "write_mode", "upsert", "key", []any{"id"}), nil,
-			`upsert needs a PRIMARY KEY or UNIQUE index on (id)`},
-		{"NaN", base(), page([]string{"id", "amount"}, []any{int64(1), nanValue()}), `column "amount": NaN has no MySQL form`},
+	cases := []conntest.Refusal{
+		{Name: "missing table", Config: base("table_name", "orders"), Page: nil,
+			Want: `mysql: table "orders" does not exist; create it or set create_table: true`},
+		{Name: "unknown columns", Config: base(), Page: page([]string{"id", "extra", "more"}, []any{int64(1), "x", "y"}),
+			Want: `the table has no columns "extra", "more"`},
+		{Name: "type mismatch names the column", Config: base(), Page: page([]string{"id", "amount"}, []any{int64(1), "a lot"}),
+			Want: "`t`.`amount` at row 1"},
+		{Name: "upsert without the key column", Config: base("write_mode", "upsert", "key", []any{"id"}), Page: page([]string{"name"}, []any{"x"}),
+			Want: `key column "id" is not among the page's columns [name]`},
+		{Name: "upsert without a unique index", Config: base("table_name", "nokey", "write_mode", "upsert", "key", []any{"id"}), Page: nil,
+			Want: `upsert needs a PRIMARY KEY or UNIQUE index on (id)`},
+		{Name: "NaN", Config: base(), Page: page([]string{"id", "amount"}, []any{int64(1), nanValue()}),
+			Want: `column "amount": NaN has no MySQL form`},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			var pages []*execute.Page
-			if tc.p != nil {
-				pages = append(pages, tc.p)
-			}
-			err := sinkRun(t, tc.cfg, pages...)
-			require.Error(t, err)
-			require.Contains(t, err.Error(), tc.want)
-		})
-	}
+	conntest.Refusals(t, sinkRun, cases)
 	require.Empty(t, d.rows(t, "SELECT * FROM t"))
 }
 
@@ -149,17 +132,11 @@ func TestUpsertIdempotentWithDuplicateKeysInAPage(t *testing.T) {
 
 func fenced(t *testing.T, cfg map[string]any) execute.FencedSink {
 	t.Helper()
-	s, err := mysql.New().OpenSink(context.Background(), execute.WriteRequest{Config: cfg})
-	require.NoError(t, err)
-	return s.(execute.FencedSink)
+	return conntest.Fenced(t, mysql.New(), execute.WriteRequest{Config: cfg})
 }
 
 func numbered(from, to int64) *execute.Page {
-	p := &execute.Page{Columns: []string{"id"}}
-	for i := from; i <= to; i++ {
-		p.Rows = append(p.Rows, []any{i})
-	}
-	return p
+	return conntest.Numbered(from, to)
 }
 
 func TestOlderWriterIsFenced(t *testing.T) {

@@ -5,25 +5,22 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/sluicehq/sluice/adapters/connectors/internal/cfg"
+	"github.com/sluicehq/sluice/adapters/connectors/internal/sqlsink"
 	"github.com/sluicehq/sluice/application/execute"
 	"github.com/sluicehq/sluice/domain/pipeline"
 )
 
 type sink struct {
-	db       *sql.DB
-	sc       *scrubber
-	opts     sinkOptions
-	table    *table // nil while the table does not exist
-	tx       *sql.Tx
-	failed   error // overwrite: a failed page dooms the transaction
-	finished bool
-	fence    fence
-	args     []any
-	sql      strings.Builder
+	sqlsink.Run
+	sc    *scrubber
+	opts  sinkOptions
+	table *table // nil while the table does not exist
+	fence sqlsink.Fence
+	args  []any
+	sql   strings.Builder
 }
 
 // OpenSink connects and reads the table's columns; a missing table is an error unless
@@ -41,7 +38,7 @@ func (c *Connector) OpenSink(ctx context.Context, req execute.WriteRequest) (exe
 	if err != nil {
 		return nil, fmt.Errorf("mysql: %w", err)
 	}
-	s := &sink{db: db, sc: sc, opts: opts}
+	s := &sink{Run: sqlsink.Run{DB: db, Mode: opts.mode}, sc: sc, opts: opts}
 	if s.table, err = loadTable(ctx, db, opts.table); err != nil {
 		db.Close()
 		return nil, s.explain(fmt.Errorf("read the table's columns: %w", err))
@@ -59,13 +56,6 @@ func (c *Connector) OpenSink(ctx context.Context, req execute.WriteRequest) (exe
 	return s, nil
 }
 
-func (s *sink) Durability() execute.Durability {
-	if s.opts.mode == pipeline.Overwrite {
-		return execute.AtEnd
-	}
-	return execute.PerPage
-}
-
 func (s *sink) Write(ctx context.Context, p *execute.Page) error {
 	return s.writePage(ctx, p, nil)
 }
@@ -76,11 +66,11 @@ func (s *sink) writePage(ctx context.Context, p *execute.Page, pos *execute.Posi
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("mysql: %w", err)
 	}
-	if s.finished {
+	if s.Finished {
 		return fmt.Errorf("mysql: table %q: write after the sink was finished", s.opts.table.String())
 	}
-	if s.failed != nil {
-		return s.failed
+	if s.Failed != nil {
+		return s.Failed
 	}
 	if p.Encoded != nil {
 		return fmt.Errorf("mysql: table %q: encoded pages are not supported", s.opts.table.String())
@@ -91,22 +81,22 @@ func (s *sink) writePage(ctx context.Context, p *execute.Page, pos *execute.Posi
 	if err := s.prepare(ctx, p); err != nil {
 		err = s.explain(err)
 		if s.opts.mode == pipeline.Overwrite {
-			s.failed = err
+			s.Failed = err
 		}
 		return err
 	}
 	if s.opts.mode == pipeline.Overwrite {
-		err := s.beginOverwrite(ctx)
+		err := s.BeginOverwrite(ctx, s.emptySQL())
 		if err == nil {
-			err = s.rows(ctx, s.tx, p)
+			err = s.rows(ctx, s.Tx, p)
 		}
 		if err != nil {
-			s.failed = s.explain(err)
-			return s.failed
+			s.Failed = s.explain(err)
+			return s.Failed
 		}
 		return nil
 	}
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.DB.BeginTx(ctx, nil)
 	if err != nil {
 		return s.explain(fmt.Errorf("begin: %w", err))
 	}
@@ -115,7 +105,7 @@ func (s *sink) writePage(ctx context.Context, p *execute.Page, pos *execute.Posi
 		return s.explain(err)
 	}
 	if pos != nil {
-		if err := s.fence.advance(ctx, tx, *pos); err != nil {
+		if err := s.advance(ctx, tx, *pos); err != nil {
 			return s.explain(err)
 		}
 	}
@@ -133,19 +123,17 @@ func (s *sink) prepare(ctx context.Context, p *execute.Page) error {
 		return errors.New("page has rows but no columns")
 	}
 	if s.table == nil {
-		if s.tx != nil {
+		if s.Tx != nil {
 			return errors.New("the table disappeared during the overwrite")
 		}
-		for _, k := range s.opts.key {
-			if !slices.Contains(p.Columns, k) {
-				return fmt.Errorf("key column %q is not among the page's columns [%s], so the table cannot be created with it",
-					k, strings.Join(p.Columns, ", "))
-			}
+		if k, ok := sqlsink.MissingKey(p.Columns, s.opts.key); ok {
+			return fmt.Errorf("key column %q is not among the page's columns [%s], so the table cannot be created with it",
+				k, strings.Join(p.Columns, ", "))
 		}
-		if _, err := s.db.ExecContext(ctx, createTableSQL(s.opts.table, s.opts.key, p)); err != nil {
+		if _, err := s.DB.ExecContext(ctx, createTableSQL(s.opts.table, s.opts.key, p)); err != nil {
 			return fmt.Errorf("create table: %w", err)
 		}
-		t, err := loadTable(ctx, s.db, s.opts.table)
+		t, err := loadTable(ctx, s.DB, s.opts.table)
 		if err != nil {
 			return fmt.Errorf("read the new table's columns: %w", err)
 		}
@@ -168,10 +156,8 @@ func (s *sink) prepare(ctx context.Context, p *execute.Page) error {
 		return fmt.Errorf("the table has no %s %s; add them to the table or leave them out of the source", what, strings.Join(missing, ", "))
 	}
 	if s.opts.mode == pipeline.Upsert || s.opts.mode == pipeline.Delete {
-		for _, k := range s.opts.key {
-			if !slices.Contains(p.Columns, k) {
-				return fmt.Errorf("key column %q is not among the page's columns [%s]", k, strings.Join(p.Columns, ", "))
-			}
+		if k, ok := sqlsink.MissingKey(p.Columns, s.opts.key); ok {
+			return fmt.Errorf("key column %q is not among the page's columns [%s]", k, strings.Join(p.Columns, ", "))
 		}
 	}
 	return nil
@@ -185,23 +171,12 @@ func (s *sink) rows(ctx context.Context, tx *sql.Tx, p *execute.Page) error {
 	return s.insertRows(ctx, tx, p)
 }
 
-// beginOverwrite starts the run's transaction and empties the table in it.
-func (s *sink) beginOverwrite(ctx context.Context) error {
-	if s.tx != nil {
-		return nil
+// emptySQL empties the table for an overwrite; "" while the table does not exist.
+func (s *sink) emptySQL() string {
+	if s.table == nil {
+		return ""
 	}
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("begin: %w", err)
-	}
-	if s.table != nil {
-		if _, err := tx.ExecContext(ctx, "DELETE FROM "+s.opts.table.quoted()); err != nil {
-			tx.Rollback()
-			return fmt.Errorf("empty the table for overwrite: %w", err)
-		}
-	}
-	s.tx = tx
-	return nil
+	return "DELETE FROM " + s.opts.table.quoted()
 }
 
 func (s *sink) explain(err error) error {
@@ -209,7 +184,7 @@ func (s *sink) explain(err error) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("mysql: table %q: %w", t, err)
 	}
-	return fmt.Errorf("mysql: table %q: %w", t, s.sc.wrap(err))
+	return fmt.Errorf("mysql: table %q: %w", t, s.sc.Wrap(err))
 }
 
 // Commit ends an overwrite's transaction (an overwrite without pages still empties the
@@ -219,55 +194,15 @@ func (s *sink) Commit(ctx context.Context) error {
 }
 
 func (s *sink) commit(ctx context.Context, pos *execute.Position) error {
-	if s.finished {
-		return fmt.Errorf("mysql: table %q: already committed or aborted", s.opts.table.String())
-	}
-	s.finished = true
-	defer s.db.Close()
-	if s.opts.mode != pipeline.Overwrite {
-		if pos == nil {
-			return nil
-		}
-		if err := s.fence.advance(ctx, s.db, *pos); err != nil {
-			return s.explain(err)
-		}
-		return nil
-	}
-	if s.failed != nil {
-		if s.tx != nil {
-			s.tx.Rollback()
-		}
-		return fmt.Errorf("mysql: not committing the overwrite after a failed write: %w", s.failed)
-	}
-	if err := s.beginOverwrite(ctx); err != nil {
-		return s.explain(err)
-	}
-	if pos != nil {
-		if err := s.fence.advance(ctx, s.tx, *pos); err != nil {
-			s.tx.Rollback()
-			return s.explain(err)
-		}
-	}
-	if err := s.tx.Commit(); err != nil {
-		return s.explain(fmt.Errorf("commit: %w", err))
-	}
-	return nil
+	return s.Finish(ctx, pos, sqlsink.Ending{
+		Name: "mysql", Table: s.opts.table.String(), Empty: s.emptySQL(),
+		Advance: s.advance, Explain: s.explain,
+	})
 }
 
 // Abort rolls back an overwrite; pages of the other modes are final already.
 func (s *sink) Abort(context.Context) error {
-	if s.finished {
-		return nil
-	}
-	s.finished = true
-	var err error
-	if s.tx != nil {
-		if rerr := s.tx.Rollback(); rerr != nil && !errors.Is(rerr, sql.ErrTxDone) {
-			err = fmt.Errorf("mysql: table %q: roll back: %w", s.opts.table.String(), s.sc.wrap(rerr))
-		}
-	}
-	s.db.Close()
-	return err
+	return s.Abandon("mysql", s.opts.table.String(), s.sc.Wrap)
 }
 
 var _ execute.FencedSink = (*sink)(nil)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/sluicehq/sluice/adapters/connectors/internal/cfg"
 	"github.com/sluicehq/sluice/adapters/connectors/internal/pager"
+	"github.com/sluicehq/sluice/adapters/connectors/internal/sqlspec"
 	"github.com/sluicehq/sluice/application/execute"
 )
 
@@ -39,13 +40,9 @@ func (c *Connector) OpenSource(ctx context.Context, req execute.ReadRequest) (ex
 	if err != nil {
 		return nil, fmt.Errorf("mysql: %w", err)
 	}
-	query, err := cfg.String(req.Config, "query", "")
+	query, err := sqlspec.Query(req.Config)
 	if err != nil {
 		return nil, fmt.Errorf("mysql: %w", err)
-	}
-	query = strings.TrimRight(strings.TrimSpace(query), "; \t\n")
-	if query == "" {
-		return nil, errors.New("mysql: config key \"query\" is required")
 	}
 	batch, err := cfg.BatchSize(req.BatchSize, req.Config)
 	if err != nil {
@@ -65,7 +62,7 @@ func (c *Connector) OpenSource(ctx context.Context, req execute.ReadRequest) (ex
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("mysql: %w", ctx.Err())
 		}
-		return nil, fmt.Errorf("mysql: %w", sc.wrap(err))
+		return nil, fmt.Errorf("mysql: %w", sc.Wrap(err))
 	}
 	return s, nil
 }
@@ -107,15 +104,14 @@ func (s *source) start(ctx context.Context, query string, batch int, inc *execut
 		return fmt.Errorf("query: %w", err)
 	}
 	o.CursorAt = -1
-	for i, t := range types {
+	for _, t := range types {
 		s.cols = append(s.cols, t.Name())
 		s.conv = append(s.conv, converterFor(t.DatabaseTypeName()))
-		if inc != nil && t.Name() == inc.Cursor && o.CursorAt < 0 {
-			o.CursorAt = i
-		}
 	}
-	if inc != nil && o.CursorAt < 0 {
-		return fmt.Errorf("the cursor column %q is not a column of the query (columns: %s)", inc.Cursor, strings.Join(s.cols, ", "))
+	if inc != nil {
+		if o.CursorAt, err = sqlspec.CursorAt(s.cols, inc.Cursor); err != nil {
+			return err
+		}
 	}
 	o.Columns = s.cols
 	s.ptrs = make([]any, len(s.cols))
@@ -123,19 +119,13 @@ func (s *source) start(ctx context.Context, query string, batch int, inc *execut
 	return nil
 }
 
-// incrementalQuery wraps query so it returns the rows past the bookmark, ordered by the
-// cursor. The line breaks keep a trailing comment in query from eating the rest.
+// incrementalQuery wraps query so it returns the rows past the bookmark (?), ordered
+// by the cursor.
 func incrementalQuery(query, cursorCol string, after bool) string {
-	c := "q." + quote(cursorCol)
-	var b strings.Builder
-	b.WriteString("SELECT * FROM (\n")
-	b.WriteString(query)
-	b.WriteString("\n) AS q")
-	if after {
-		b.WriteString(" WHERE " + c + " > ?")
+	if !after {
+		return sqlspec.IncrementalQuery(query, quote(cursorCol), "")
 	}
-	b.WriteString(" ORDER BY " + c)
-	return b.String()
+	return sqlspec.IncrementalQuery(query, quote(cursorCol), "?")
 }
 
 // cursorArg turns a bookmark value back into a statement argument of the cursor
@@ -187,7 +177,7 @@ func converterFor(typ string) converter {
 			if err := dec.Decode(&out); err != nil {
 				return nil, err
 			}
-			return numbers(out), nil
+			return sqlspec.JSONNumbers(out), nil
 		}
 	}
 	return func(v any) (any, error) { return normalize(v), nil }
@@ -210,26 +200,6 @@ func normalize(v any) any {
 	return v
 }
 
-func numbers(v any) any {
-	switch x := v.(type) {
-	case json.Number:
-		if i, err := strconv.ParseInt(string(x), 10, 64); err == nil {
-			return i
-		}
-		f, _ := x.Float64()
-		return f
-	case []any:
-		for i := range x {
-			x[i] = numbers(x[i])
-		}
-	case map[string]any:
-		for k := range x {
-			x[k] = numbers(x[k])
-		}
-	}
-	return v
-}
-
 func (s *source) Next(ctx context.Context) (*execute.Page, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("mysql: %w", err)
@@ -240,18 +210,7 @@ func (s *source) Next(ctx context.Context) (*execute.Page, error) {
 	stop := context.AfterFunc(ctx, s.cancel)
 	defer stop()
 	p, err := s.pages.Next()
-	switch {
-	case errors.Is(err, io.EOF):
-		s.ended = true
-		return nil, io.EOF
-	case err != nil:
-		s.ended = true
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("mysql: %w", ctx.Err())
-		}
-		return nil, fmt.Errorf("mysql: %w", s.sc.wrap(err))
-	}
-	return p, nil
+	return sqlspec.PageOf(ctx, "mysql", p, err, &s.ended, s.sc)
 }
 
 // scan reads the next row; nil, nil at the end.
@@ -294,7 +253,7 @@ func (s *source) Close() error {
 		err = cerr
 	}
 	if err != nil && !errors.Is(err, context.Canceled) {
-		return fmt.Errorf("mysql: close: %w", s.sc.wrap(err))
+		return fmt.Errorf("mysql: close: %w", s.sc.Wrap(err))
 	}
 	return nil
 }

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sluicehq/sluice/adapters/connectors/internal/jsonenc"
 	"github.com/sluicehq/sluice/adapters/connectors/internal/pager"
+	"github.com/sluicehq/sluice/adapters/connectors/internal/sqlsink"
 	"github.com/sluicehq/sluice/application/execute"
 	"github.com/sluicehq/sluice/domain/pipeline"
 )
@@ -71,7 +71,7 @@ func (s *sink) checkUnique(ctx context.Context) error {
 	if s.opts.table.schema != "" {
 		schema = s.opts.table.schema
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT INDEX_NAME, COLUMN_NAME FROM information_schema.STATISTICS
+	rows, err := s.DB.QueryContext(ctx, `SELECT INDEX_NAME, COLUMN_NAME FROM information_schema.STATISTICS
 WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND TABLE_NAME = ? AND NON_UNIQUE = 0
 ORDER BY INDEX_NAME, SEQ_IN_INDEX`, schema, s.opts.table.name)
 	if err != nil {
@@ -105,19 +105,8 @@ ORDER BY INDEX_NAME, SEQ_IN_INDEX`, schema, s.opts.table.name)
 }
 
 func createTableSQL(t tableName, key []string, p *execute.Page) string {
-	var b strings.Builder
-	b.WriteString("CREATE TABLE IF NOT EXISTS " + t.quoted() + " (")
-	for i, c := range p.Columns {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(quote(c) + " " + columnType(p, i, slices.Contains(key, c)))
-	}
-	if len(key) > 0 {
-		b.WriteString(", PRIMARY KEY (" + quoteAll(key) + ")")
-	}
-	b.WriteString(") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4")
-	return b.String()
+	return sqlsink.CreateTable(dialect{}, t.quoted(), key, p, func(i int, key bool) string { return columnType(p, i, key) },
+		" ENGINE=InnoDB DEFAULT CHARSET=utf8mb4")
 }
 
 // columnType maps the first non-NULL value of column i onto a type; key columns get
@@ -158,16 +147,11 @@ func columnType(p *execute.Page, i int, key bool) string {
 // insertRows writes the page with multi-row INSERTs (upsert: ON DUPLICATE KEY UPDATE
 // c = VALUES(c), which MySQL and MariaDB both accept; the last row of a key wins).
 func (s *sink) insertRows(ctx context.Context, tx *sql.Tx, p *execute.Page) error {
-	head := "INSERT INTO " + s.opts.table.quoted() + " (" + quoteAll(p.Columns) + ") VALUES "
-	tuple := "(" + strings.Repeat("?, ", len(p.Columns)-1) + "?)"
+	head := sqlsink.InsertHead(dialect{}, s.opts.table.quoted(), p.Columns)
+	tuple := sqlsink.Tuple(len(p.Columns))
 	tail := ""
 	if s.opts.mode == pipeline.Upsert {
-		var set []string
-		for _, c := range p.Columns {
-			if !slices.Contains(s.opts.key, c) {
-				set = append(set, quote(c)+" = VALUES("+quote(c)+")")
-			}
-		}
+		set := sqlsink.UpdateSet(p.Columns, s.opts.key, func(c string) string { return quote(c) + " = VALUES(" + quote(c) + ")" })
 		if len(set) == 0 { // only key columns: a duplicate changes nothing
 			set = append(set, quote(p.Columns[0])+" = "+quote(p.Columns[0]))
 		}
@@ -182,15 +166,9 @@ func (s *sink) insertRows(ctx context.Context, tx *sql.Tx, p *execute.Page) erro
 		n := 0
 		for start+n < len(p.Rows) && (n == 0 || (size < maxStatementBytes && len(s.args)+nc <= maxStatementArgs)) {
 			r := p.Rows[start+n]
-			if len(r) != nc {
-				return fmt.Errorf("row has %d values for %d columns", len(r), nc)
-			}
-			for j, v := range r {
-				a, err := arg(v)
-				if err != nil {
-					return fmt.Errorf("column %q: %w", p.Columns[j], err)
-				}
-				s.args = append(s.args, a)
+			var err error
+			if s.args, err = sqlsink.AppendRow(s.args, dialect{}, p.Columns, r); err != nil {
+				return err
 			}
 			size += int(pager.Size(r))
 			if n > 0 {
@@ -211,26 +189,20 @@ func (s *sink) insertRows(ctx context.Context, tx *sql.Tx, p *execute.Page) erro
 // deleteRows deletes the rows whose key equals a page row's key (a NULL key matches
 // nothing, as in any SQL comparison), in chunks of IN lists.
 func (s *sink) deleteRows(ctx context.Context, tx *sql.Tx, p *execute.Page) error {
-	pos := make([]int, len(s.opts.key))
-	for i, k := range s.opts.key {
-		pos[i] = slices.Index(p.Columns, k)
-	}
+	pos := sqlsink.KeyPositions(p.Columns, s.opts.key)
 	lhs := quote(s.opts.key[0])
 	tuple := "?"
 	if len(pos) > 1 {
 		lhs = "(" + quoteAll(s.opts.key) + ")"
-		tuple = "(" + strings.Repeat("?, ", len(pos)-1) + "?)"
+		tuple = sqlsink.Tuple(len(pos))
 	}
 	for start := 0; start < len(p.Rows); start += maxDeleteKeys {
 		rows := p.Rows[start:min(start+maxDeleteKeys, len(p.Rows))]
 		s.args = s.args[:0]
 		for _, r := range rows {
-			for i, j := range pos {
-				a, err := arg(r[j])
-				if err != nil {
-					return fmt.Errorf("column %q: %w", s.opts.key[i], err)
-				}
-				s.args = append(s.args, a)
+			var err error
+			if s.args, err = sqlsink.AppendKey(s.args, dialect{}, s.opts.key, pos, r); err != nil {
+				return err
 			}
 		}
 		list := strings.TrimSuffix(strings.Repeat(tuple+", ", len(rows)), ", ")
@@ -240,6 +212,12 @@ func (s *sink) deleteRows(ctx context.Context, tx *sql.Tx, p *execute.Page) erro
 	}
 	return nil
 }
+
+// dialect is MySQL's quoting and values for the shared statement builders.
+type dialect struct{}
+
+func (dialect) Quote(name string) string { return quote(name) }
+func (dialect) Value(v any) (any, error) { return arg(v) }
 
 // arg converts a page value into what the driver sends: maps and lists as JSON text,
 // times in UTC (the session's time zone), numbers and bytes as they are.
@@ -254,26 +232,10 @@ func arg(v any) (any, error) {
 		return x, nil
 	case time.Time:
 		return x.UTC(), nil
-	case int:
-		return int64(x), nil
-	case int32:
-		return int64(x), nil
-	case int16:
-		return int64(x), nil
-	case int8:
-		return int64(x), nil
-	case uint32:
-		return int64(x), nil
 	case float32:
 		return arg(float64(x))
 	case json.Number:
 		return string(x), nil
-	case map[string]any, []any, []string:
-		b, err := jsonenc.AppendValue(nil, x)
-		if err != nil {
-			return nil, err
-		}
-		return string(b), nil
 	}
-	return nil, fmt.Errorf("unsupported value type %T", v)
+	return sqlsink.Value(v)
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/sluicehq/sluice/adapters/connectors/internal/cfg"
+	"github.com/sluicehq/sluice/adapters/connectors/internal/sqlspec"
 	"github.com/sluicehq/sluice/adapters/connectors/internal/watermark"
 	"github.com/sluicehq/sluice/domain/pipeline"
 )
@@ -31,52 +31,28 @@ func New() *Connector { return &Connector{} }
 
 // Spec declares the config keys of both roles.
 func (*Connector) Spec() pipeline.Spec {
-	return pipeline.Spec{
-		Type:  Type,
-		Roles: pipeline.RoleBoth,
-		Description: "A PostgreSQL database: a query as the source (streamed); a table as the sink " +
-			"(COPY append, upsert, delete or overwrite; exactly-once with a watermark row).",
-		Fields:      fields(),
-		ExactlyOnce: true,
-		Check:       check,
-	}
+	return sqlspec.Spec(Type, "A PostgreSQL database: a query as the source (streamed); a table as the sink "+
+		"(COPY append, upsert, delete or overwrite; exactly-once with a watermark row).",
+		fields(), check)
 }
 
 func fields() []pipeline.FieldSpec {
-	f := []pipeline.FieldSpec{
-		{Name: "connection_url", Type: pipeline.FieldString, Required: true,
-			Description: "postgres://user:password@host:port/database?sslmode=…; other parameters (search_path, application_name) become session settings."},
-	}
-	f = append(f, pipeline.SourceQueryFields()...)
-	f = append(f,
-		pipeline.FieldSpec{Name: "table_name", Type: pipeline.FieldString, Role: pipeline.RoleSink, Required: true,
-			Description: "Table written to, optionally schema.table; names are used exactly as written (case-sensitive)."},
+	return sqlspec.Fields(sqlspec.Descriptions{
+		URL:       "postgres://user:password@host:port/database?sslmode=…; other parameters (search_path, application_name) become session settings.",
+		Table:     "Table written to, optionally schema.table; names are used exactly as written (case-sensitive).",
+		Watermark: "Table holding the exactly-once watermarks (created when missing); in table_name's schema unless qualified.",
+	},
 		pipeline.FieldSpec{Name: "column_mapping", Type: pipeline.FieldString, Role: pipeline.RoleSink, Default: MapAuto,
 			Enum:        []string{MapAuto, MapJSONB},
 			Description: "auto_map writes each column into the table column of the same name; jsonb writes each row as one JSON object into jsonb_column (key columns also as columns)."},
 		pipeline.FieldSpec{Name: "jsonb_column", Type: pipeline.FieldString, Role: pipeline.RoleSink, Default: "data",
 			Description: "The jsonb column rows are written to with column_mapping: jsonb."},
-		pipeline.FieldSpec{Name: "watermark_table", Type: pipeline.FieldString, Role: pipeline.RoleSink, Default: watermark.DefaultTable,
-			Description: "Table holding the exactly-once watermarks (created when missing); in table_name's schema unless qualified."},
 	)
-	return append(f, pipeline.SinkWriteFields()...)
 }
 
 func check(role pipeline.Role, c map[string]any, path string) pipeline.Errors {
-	var errs pipeline.Errors
-	if u, err := cfg.String(c, "connection_url", ""); err == nil && u != "" {
-		if err := checkURL(u); err != nil {
-			errs = append(errs, pipeline.FieldError{Path: pipeline.Join(path, "connection_url"), Message: err.Error()})
-		}
-	}
-	if role != pipeline.RoleSink {
-		return errs
-	}
-	errs = append(errs, pipeline.CheckWriteMode(c, path)...)
-	if _, err := sinkOptionsOf(c); err != nil && err.key != pipeline.KeyKey {
-		errs = append(errs, pipeline.FieldError{Path: pipeline.Join(path, err.key), Message: err.msg})
-	}
-	return errs
+	return sqlspec.Check(role, c, path, checkURL,
+		func(c map[string]any) *sqlspec.OptionError { _, err := sinkOptionsOf(c); return err })
 }
 
 // checkURL accepts postgres:// and postgresql:// URLs; the value is never echoed, as it
@@ -91,10 +67,6 @@ func checkURL(u string) error {
 	return nil
 }
 
-type optionError struct{ key, msg string }
-
-func (e *optionError) Error() string { return "config key \"" + e.key + "\": " + e.msg }
-
 type sinkOptions struct {
 	table     tableName
 	mode      pipeline.WriteMode
@@ -105,63 +77,39 @@ type sinkOptions struct {
 	watermark tableName
 }
 
-func sinkOptionsOf(c map[string]any) (sinkOptions, *optionError) {
+func sinkOptionsOf(c map[string]any) (sinkOptions, *sqlspec.OptionError) {
 	var o sinkOptions
-	t, err := cfg.String(c, "table_name", "")
-	if err != nil {
-		return o, &optionError{"table_name", err.Error()}
+	var oerr *sqlspec.OptionError
+	if o.table, oerr = sqlspec.Table(c, "table_name", "", parseTable); oerr != nil {
+		return o, oerr
 	}
-	if o.table, err = parseTable(t); err != nil {
-		return o, &optionError{"table_name", err.Error()}
+	w, oerr := sqlspec.WriteOf(c)
+	if oerr != nil {
+		return o, oerr
 	}
-	if o.mode, err = cfg.WriteModeOf(c); err != nil {
-		return o, &optionError{"write_mode", err.Error()}
-	}
-	switch o.mode {
-	case pipeline.Append, pipeline.Upsert, pipeline.Delete, pipeline.Overwrite:
-	default:
-		return o, &optionError{"write_mode", fmt.Sprintf("unknown write_mode %q; use append, upsert, delete or overwrite", o.mode)}
-	}
-	if o.key, err = cfg.Strings(c, "key"); err != nil {
-		return o, &optionError{"key", err.Error()}
-	}
-	for i, k := range o.key {
-		if k == "" {
-			return o, &optionError{"key", fmt.Sprintf("item %d is empty", i)}
-		}
-	}
-	if len(o.key) == 0 && (o.mode == pipeline.Upsert || o.mode == pipeline.Delete) {
-		return o, &optionError{"key", fmt.Sprintf("write_mode %s needs key: the columns that identify a row, e.g. key: [id]", o.mode)}
-	}
-	if o.create, err = cfg.Bool(c, "create_table", false); err != nil {
-		return o, &optionError{"create_table", err.Error()}
-	}
-	mapping, err := cfg.String(c, "column_mapping", MapAuto)
-	if err != nil {
-		return o, &optionError{"column_mapping", err.Error()}
+	o.mode, o.key, o.create = w.Mode, w.Key, w.Create
+	mapping, oerr := sqlspec.String(c, "column_mapping", MapAuto)
+	if oerr != nil {
+		return o, oerr
 	}
 	switch mapping {
 	case MapAuto:
 	case MapJSONB:
 		o.jsonb = true
 	default:
-		return o, &optionError{"column_mapping", fmt.Sprintf("unknown column_mapping %q; use auto_map or jsonb", mapping)}
+		return o, &sqlspec.OptionError{Key: "column_mapping", Msg: fmt.Sprintf("unknown column_mapping %q; use auto_map or jsonb", mapping)}
 	}
-	if o.jsonCol, err = cfg.String(c, "jsonb_column", "data"); err != nil {
-		return o, &optionError{"jsonb_column", err.Error()}
+	if o.jsonCol, oerr = sqlspec.String(c, "jsonb_column", "data"); oerr != nil {
+		return o, oerr
 	}
 	if o.jsonb && o.jsonCol == "" {
-		return o, &optionError{"jsonb_column", "must name the jsonb column rows are written to"}
+		return o, &sqlspec.OptionError{Key: "jsonb_column", Msg: "must name the jsonb column rows are written to"}
 	}
 	if o.jsonb && contains(o.key, o.jsonCol) {
-		return o, &optionError{"jsonb_column", fmt.Sprintf("%q is also a key column; name another column", o.jsonCol)}
+		return o, &sqlspec.OptionError{Key: "jsonb_column", Msg: fmt.Sprintf("%q is also a key column; name another column", o.jsonCol)}
 	}
-	wm, err := cfg.String(c, "watermark_table", watermark.DefaultTable)
-	if err != nil {
-		return o, &optionError{"watermark_table", err.Error()}
-	}
-	if o.watermark, err = parseTable(wm); err != nil {
-		return o, &optionError{"watermark_table", err.Error()}
+	if o.watermark, oerr = sqlspec.Table(c, "watermark_table", watermark.DefaultTable, parseTable); oerr != nil {
+		return o, oerr
 	}
 	if o.watermark.schema == "" {
 		o.watermark.schema = o.table.schema
@@ -201,7 +149,7 @@ func connect(ctx context.Context, raw string) (*pgx.Conn, *scrubber, error) {
 	}
 	conn, err := pgx.ConnectConfig(ctx, c)
 	if err != nil {
-		return nil, sc, sc.wrap(fmt.Errorf("connect to %s: %w", redactedTarget(c), err))
+		return nil, sc, sc.Wrap(fmt.Errorf("connect to %s: %w", redactedTarget(c), err))
 	}
 	return conn, sc, nil
 }
@@ -212,38 +160,14 @@ func redactedTarget(c *pgx.ConnConfig) string {
 
 // scrubber removes the URL's password from error text. Drivers do not put it in their
 // messages, but a server message may quote a connection string back.
-type scrubber struct{ secrets []string }
+type scrubber = sqlspec.Scrubber
 
 func newScrubber(raw string) *scrubber {
-	s := &scrubber{}
-	if c, err := pgconn.ParseConfig(raw); err == nil && c.Password != "" {
-		s.secrets = append(s.secrets, c.Password)
+	if c, err := pgconn.ParseConfig(raw); err == nil {
+		return sqlspec.NewScrubber(c.Password)
 	}
-	return s
+	return sqlspec.NewScrubber()
 }
-
-func (s *scrubber) wrap(err error) error {
-	if err == nil || s == nil || len(s.secrets) == 0 {
-		return err
-	}
-	msg := err.Error()
-	clean := msg
-	for _, p := range s.secrets {
-		clean = strings.ReplaceAll(clean, p, "REDACTED")
-	}
-	if clean == msg {
-		return err
-	}
-	return &scrubbed{msg: clean, err: err}
-}
-
-type scrubbed struct {
-	msg string
-	err error
-}
-
-func (e *scrubbed) Error() string { return e.msg }
-func (e *scrubbed) Unwrap() error { return e.err }
 
 // describe renders a database error with the parts PostgreSQL adds to its message: the
 // detail, the hint and where it happened (for COPY: the line and column).
@@ -263,7 +187,7 @@ func describe(err error) string {
 
 // pgErr wraps err with describe's text, keeping it for errors.Is/As.
 func pgErr(format string, err error) error {
-	return &scrubbed{msg: fmt.Sprintf(format, describe(err)), err: err}
+	return sqlspec.Reword(fmt.Sprintf(format, describe(err)), err)
 }
 
 func sqlState(err error) string {

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sluicehq/sluice/adapters/connectors/internal/conntest"
 	"github.com/sluicehq/sluice/adapters/connectors/postgres"
 	"github.com/sluicehq/sluice/application/execute"
 	"github.com/sluicehq/sluice/domain/pipeline"
@@ -58,12 +59,10 @@ func TestContract(t *testing.T) {
 			return connector.SinkCase{
 				Sink:   c,
 				Config: map[string]any{"connection_url": d.url, "table_name": "t", "create_table": true},
-				ReadBack: func(t *testing.T, cols []string) ([][]any, bool) {
-					if !d.tableExists(t, "t") {
-						return nil, false
-					}
-					return d.rows(t, "SELECT "+quoteCols(cols)+" FROM t ORDER BY ctid"), true
-				},
+				ReadBack: conntest.ReadBack(func(t *testing.T) bool { return d.tableExists(t, "t") },
+					func(t *testing.T, cols []string) [][]any {
+						return d.rows(t, "SELECT "+quoteCols(cols)+" FROM t ORDER BY ctid")
+					}),
 				Normalize: stored,
 			}
 		},
@@ -104,12 +103,10 @@ func TestContractPerPageSink(t *testing.T) {
 			return connector.SinkCase{
 				Sink:   c,
 				Config: map[string]any{"connection_url": d.url, "table_name": "t", "create_table": true},
-				ReadBack: func(t *testing.T, cols []string) ([][]any, bool) {
-					if !d.tableExists(t, "t") {
-						return nil, false
-					}
-					return d.rows(t, "SELECT "+quoteCols(cols)+" FROM t ORDER BY ctid"), true
-				},
+				ReadBack: conntest.ReadBack(func(t *testing.T) bool { return d.tableExists(t, "t") },
+					func(t *testing.T, cols []string) [][]any {
+						return d.rows(t, "SELECT "+quoteCols(cols)+" FROM t ORDER BY ctid")
+					}),
 				Normalize: stored,
 			}
 		},

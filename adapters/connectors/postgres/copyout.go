@@ -58,7 +58,7 @@ func (c *copyOut) next(ctx context.Context) (*execute.Page, error) {
 	case ctx.Err() != nil:
 		return nil, fmt.Errorf("postgres: %w", ctx.Err())
 	}
-	return nil, fmt.Errorf("postgres: %w", c.sc.wrap(pgErr("query: %s", c.err)))
+	return nil, fmt.Errorf("postgres: %w", c.sc.Wrap(pgErr("query: %s", c.err)))
 }
 
 func (c *copyOut) wait() {

@@ -8,10 +8,11 @@ import (
 	"fmt"
 	"math"
 	"net/netip"
-	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/sluicehq/sluice/adapters/connectors/internal/sqlspec"
 )
 
 // decoder turns one raw column value (never NULL) into a page value.
@@ -152,27 +153,7 @@ func decodeJSON(b []byte) (any, error) {
 	if err := dec.Decode(&v); err != nil {
 		return nil, err
 	}
-	return numbers(v), nil
-}
-
-func numbers(v any) any {
-	switch x := v.(type) {
-	case json.Number:
-		if i, err := strconv.ParseInt(string(x), 10, 64); err == nil {
-			return i
-		}
-		f, _ := x.Float64()
-		return f
-	case []any:
-		for i := range x {
-			x[i] = numbers(x[i])
-		}
-	case map[string]any:
-		for k := range x {
-			x[k] = numbers(x[k])
-		}
-	}
-	return v
+	return sqlspec.JSONNumbers(v), nil
 }
 
 func formatUUID(b []byte) string {

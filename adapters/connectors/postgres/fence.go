@@ -71,7 +71,7 @@ RETURNING epoch, bookmark, rows_after`, key).Scan(&epoch, &bookmark, &rows)
 }
 
 func (s *sink) explainFence(err error) error {
-	return fmt.Errorf("postgres: watermark table %q: %w", s.opts.watermark.String(), s.sc.wrap(err))
+	return fmt.Errorf("postgres: watermark table %q: %w", s.opts.watermark.String(), s.sc.Wrap(err))
 }
 
 // ensureTable creates the watermark table. Two writers creating it at the same moment
@@ -88,7 +88,9 @@ func (f *fence) ensureTable(ctx context.Context, conn *pgx.Conn) error {
 		if _, err = conn.Exec(ctx, stmt); err == nil {
 			return nil
 		}
-		if c := sqlState(err); c != "23505" && c != "42P07" {
+		// 23505 and 42710 come from pg_type's unique index (the table's row type),
+		// 42P07 from pg_class: which one the loser sees depends on timing.
+		if c := sqlState(err); c != "23505" && c != "42P07" && c != "42710" {
 			break
 		}
 		// The other creator's transaction may not have committed yet.

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicehq/sluice/adapters/connectors"
+	"github.com/sluicehq/sluice/adapters/connectors/internal/conntest"
 	"github.com/sluicehq/sluice/adapters/connectors/postgres"
 	"github.com/sluicehq/sluice/application/execute"
 	"github.com/sluicehq/sluice/domain/pipeline"
@@ -19,17 +20,11 @@ import (
 
 func fencedSink(t *testing.T, cfg map[string]any) execute.FencedSink {
 	t.Helper()
-	s, err := postgres.New().OpenSink(context.Background(), execute.WriteRequest{Config: cfg})
-	require.NoError(t, err)
-	return s.(execute.FencedSink)
+	return conntest.Fenced(t, postgres.New(), execute.WriteRequest{Config: cfg})
 }
 
 func numbered(from, to int64) *execute.Page {
-	p := &execute.Page{Columns: []string{"id"}}
-	for i := from; i <= to; i++ {
-		p.Rows = append(p.Rows, []any{i})
-	}
-	return p
+	return conntest.Numbered(from, to)
 }
 
 func TestOlderWriterIsFenced(t *testing.T) {

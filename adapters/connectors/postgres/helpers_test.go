@@ -2,14 +2,13 @@ package postgres_test
 
 import (
 	"context"
-	"errors"
-	"io"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sluicehq/sluice/adapters/connectors/internal/conntest"
 	"github.com/sluicehq/sluice/adapters/connectors/postgres"
 	"github.com/sluicehq/sluice/application/execute"
 	"github.com/sluicehq/sluice/tests/testdb"
@@ -71,63 +70,26 @@ func (d *db) tableExists(t *testing.T, name string) bool {
 // read opens a source and reads every page.
 func read(t *testing.T, req execute.ReadRequest) []*execute.Page {
 	t.Helper()
-	src, err := postgres.New().OpenSource(context.Background(), req)
-	require.NoError(t, err)
-	defer func() { require.NoError(t, src.Close()) }()
-	var pages []*execute.Page
-	for {
-		p, err := src.Next(context.Background())
-		if errors.Is(err, io.EOF) {
-			return pages
-		}
-		require.NoError(t, err)
-		pages = append(pages, p)
-	}
+	return conntest.Read(t, postgres.New(), req)
 }
 
 // readErr opens and reads a source to the end and returns the first error.
 func readErr(req execute.ReadRequest) error {
-	src, err := postgres.New().OpenSource(context.Background(), req)
-	if err != nil {
-		return err
-	}
-	defer src.Close()
-	for {
-		if _, err := src.Next(context.Background()); err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			return err
-		}
-	}
+	return conntest.ReadErr(postgres.New(), req)
 }
 
 func allRows(pages []*execute.Page) [][]any {
-	var out [][]any
-	for _, p := range pages {
-		out = append(out, p.Rows...)
-	}
-	return out
+	return conntest.AllRows(pages)
 }
 
 // sinkRun writes pages with a fresh sink and commits; the first failure aborts.
 func sinkRun(t *testing.T, cfg map[string]any, pages ...*execute.Page) error {
 	t.Helper()
-	s, err := postgres.New().OpenSink(context.Background(), execute.WriteRequest{Config: cfg})
-	if err != nil {
-		return err
-	}
-	for _, p := range pages {
-		if err := s.Write(context.Background(), p); err != nil {
-			require.NoError(t, s.Abort(context.Background()))
-			return err
-		}
-	}
-	return s.Commit(context.Background())
+	return conntest.SinkRun(t, postgres.New(), execute.WriteRequest{Config: cfg}, pages...)
 }
 
 func page(cols []string, rows ...[]any) *execute.Page {
-	return &execute.Page{Columns: cols, Rows: rows}
+	return conntest.Page(cols, rows...)
 }
 
 func utc(s string) time.Time {

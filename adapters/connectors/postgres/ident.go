@@ -3,6 +3,8 @@ package postgres
 import (
 	"errors"
 	"strings"
+
+	"github.com/sluicehq/sluice/adapters/connectors/internal/sqlspec"
 )
 
 // tableName is an optionally schema-qualified table, kept exactly as written.
@@ -71,19 +73,9 @@ func splitIdents(s string) ([]string, error) {
 	return parts, nil
 }
 
-func (t tableName) String() string {
-	if t.schema != "" {
-		return t.schema + "." + t.name
-	}
-	return t.name
-}
+func (t tableName) String() string { return sqlspec.Qualified(t.schema, t.name, nil) }
 
-func (t tableName) quoted() string {
-	if t.schema != "" {
-		return quote(t.schema) + "." + quote(t.name)
-	}
-	return quote(t.name)
-}
+func (t tableName) quoted() string { return sqlspec.Qualified(t.schema, t.name, quote) }
 
 // quote makes s an SQL identifier, whatever it contains.
 func quote(s string) string {

@@ -393,7 +393,7 @@ func (s *sink) explain(err error) error {
 		err = fmt.Errorf("upsert needs a PRIMARY KEY or UNIQUE constraint on (%s); create one, e.g. ALTER TABLE %s ADD PRIMARY KEY (%s): %w",
 			strings.Join(s.opts.key, ", "), t, strings.Join(s.opts.key, ", "), err)
 	}
-	return fmt.Errorf("postgres: table %q: %w", t, s.sc.wrap(err))
+	return fmt.Errorf("postgres: table %q: %w", t, s.sc.Wrap(err))
 }
 
 // Commit ends an overwrite's transaction (an overwrite without pages still empties the
@@ -462,7 +462,7 @@ func (s *sink) Abort(ctx context.Context) error {
 	}
 	if s.tx != nil {
 		if rerr := s.tx.Rollback(context.WithoutCancel(ctx)); rerr != nil && !errors.Is(rerr, pgx.ErrTxClosed) {
-			err = fmt.Errorf("postgres: table %q: roll back: %w", s.opts.table.String(), s.sc.wrap(rerr))
+			err = fmt.Errorf("postgres: table %q: roll back: %w", s.opts.table.String(), s.sc.Wrap(rerr))
 		}
 	}
 	s.close()

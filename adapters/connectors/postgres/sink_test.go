@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sluicehq/sluice/adapters/connectors/internal/conntest"
 	"github.com/sluicehq/sluice/adapters/connectors/postgres"
 	"github.com/sluicehq/sluice/application/execute"
 )
@@ -65,46 +66,27 @@ func TestSinkRefusals(t *testing.T) {
 	d.exec(t, `CREATE TABLE t (id bigint PRIMARY KEY, amount integer, name text)`)
 	d.exec(t, `CREATE TABLE nokey (id bigint, name text)`)
 	base := func(kv ...any) map[string]any {
-		m := map[string]any{"connection_url": d.url, "table_name": "t"}
-		for i := 0; i < len(kv); i += 2 {
-			m[kv[i].(string)] = kv[i+1]
-		}
-		return m
+		return conntest.With(map[string]any{"connection_url": d.url, "table_name": "t"}, kv...)
 	}
-	cases := []struct {
-		name string
-		cfg  map[string]any
-		p    *execute.Page
-		want string
-	}{
-		{"missing table", base("table_name", "orders"), nil,
-			`postgres: table "orders" does not exist; create it or set create_table: true`},
-		{"unknown columns", base(), page([]string{"id", "extra", "more"}, []any{int64(1), "x", "y"}),
-			`postgres: table "t": the table has no columns "extra", "more"; add them to the table or leave them out of the source`},
-		{"type mismatch names the column", base(), page([]string{"id", "amount"}, []any{int64(1), "a lot"}),
-			`invalid input syntax for type integer: "a lot" (SQLSTATE 22P02); COPY t, line 1, column amount: "a lot"`},
-		{"number too large for the column", base(), page([]string{"id", "amount"}, []any{int64(1), int64(1) << 40}),
-			`column amount`},
-		{"upsert without the key column", base("write_mode", "upsert", "key", []any{"id"}),
-			page([]string{"name"}, []any{"x"}), `key column "id" is not among the page's columns [name]`},
-		{"upsert without a unique constraint", base("table_name", "nokey", "write_mode", "upsert", "key", []any{"id"}),
-			page([]string{"id", "name"}, []any{int64(1), "x"}), `upsert needs a PRIMARY KEY or UNIQUE constraint on (id)`},
-		{"jsonb without its column", base("column_mapping", "jsonb"), nil, `has no column "data" for column_mapping: jsonb`},
-		{"unwritable value", base(), page([]string{"id", "name"}, []any{int64(1), make(chan int)}),
-			`column "name": unsupported value type chan int`},
+	cases := []conntest.Refusal{
+		{Name: "missing table", Config: base("table_name", "orders"), Page: nil,
+			Want: `postgres: table "orders" does not exist; create it or set create_table: true`},
+		{Name: "unknown columns", Config: base(), Page: page([]string{"id", "extra", "more"}, []any{int64(1), "x", "y"}),
+			Want: `postgres: table "t": the table has no columns "extra", "more"; add them to the table or leave them out of the source`},
+		{Name: "type mismatch names the column", Config: base(), Page: page([]string{"id", "amount"}, []any{int64(1), "a lot"}),
+			Want: `invalid input syntax for type integer: "a lot" (SQLSTATE 22P02); COPY t, line 1, column amount: "a lot"`},
+		{Name: "number too large for the column", Config: base(), Page: page([]string{"id", "amount"}, []any{int64(1), int64(1) << 40}),
+			Want: `column amount`},
+		{Name: "upsert without the key column", Config: base("write_mode", "upsert", "key", []any{"id"}), Page: page([]string{"name"}, []any{"x"}),
+			Want: `key column "id" is not among the page's columns [name]`},
+		{Name: "upsert without a unique constraint", Config: base("table_name", "nokey", "write_mode", "upsert", "key", []any{"id"}), Page: page([]string{"id", "name"}, []any{int64(1), "x"}),
+			Want: `upsert needs a PRIMARY KEY or UNIQUE constraint on (id)`},
+		{Name: "jsonb without its column", Config: base("column_mapping", "jsonb"), Page: nil,
+			Want: `has no column "data" for column_mapping: jsonb`},
+		{Name: "unwritable value", Config: base(), Page: page([]string{"id", "name"}, []any{int64(1), make(chan int)}),
+			Want: `column "name": unsupported value type chan int`},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			var pages []*execute.Page
-			if tc.p != nil {
-				pages = append(pages, tc.p)
-			}
-			err := sinkRun(t, tc.cfg, pages...)
-			require.Error(t, err)
-			require.Contains(t, err.Error(), tc.want)
-		})
-	}
+	conntest.Refusals(t, sinkRun, cases)
 	require.Empty(t, d.rows(t, "SELECT * FROM t"), "no refused page left a row")
 }
 

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -13,6 +12,7 @@ import (
 	"github.com/sluicehq/sluice/adapters/connectors/internal/cfg"
 	"github.com/sluicehq/sluice/adapters/connectors/internal/cursor"
 	"github.com/sluicehq/sluice/adapters/connectors/internal/pager"
+	"github.com/sluicehq/sluice/adapters/connectors/internal/sqlspec"
 	"github.com/sluicehq/sluice/application/execute"
 )
 
@@ -49,13 +49,9 @@ func (c *Connector) OpenSource(ctx context.Context, req execute.ReadRequest) (ex
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	query, err := cfg.String(req.Config, "query", "")
+	query, err := sqlspec.Query(req.Config)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
-	}
-	query = strings.TrimRight(strings.TrimSpace(query), "; \t\n")
-	if query == "" {
-		return nil, errors.New("postgres: config key \"query\" is required")
 	}
 	batch, err := cfg.BatchSize(req.BatchSize, req.Config)
 	if err != nil {
@@ -68,7 +64,7 @@ func (c *Connector) OpenSource(ctx context.Context, req execute.ReadRequest) (ex
 	s := &source{conn: conn, sc: sc, query: query, batch: batch}
 	if err := s.prepare(ctx, req.Incremental); err != nil {
 		conn.Close(context.WithoutCancel(ctx))
-		return nil, fmt.Errorf("postgres: %w", sc.wrap(err))
+		return nil, fmt.Errorf("postgres: %w", sc.Wrap(err))
 	}
 	s.qctx, s.cancel = context.WithCancel(context.Background())
 	return s, nil
@@ -95,20 +91,17 @@ func (s *source) prepare(ctx context.Context, inc *execute.Incremental) error {
 		return pgErr("query: %s", err)
 	}
 	m := s.conn.TypeMap()
-	cursorAt := -1
-	for i, f := range sd.Fields {
+	for _, f := range sd.Fields {
 		s.cols = append(s.cols, f.Name)
 		format, dec := columnCodec(m, f.DataTypeOID)
 		s.formats = append(s.formats, format)
 		s.decoders = append(s.decoders, dec)
-		if inc != nil && f.Name == inc.Cursor && cursorAt < 0 {
-			cursorAt = i
-		}
 	}
 	o := pager.Options{Columns: s.cols, Batch: s.batch}
 	if inc != nil {
-		if cursorAt < 0 {
-			return fmt.Errorf("the cursor column %q is not a column of the query (columns: %s)", inc.Cursor, strings.Join(s.cols, ", "))
+		cursorAt, err := sqlspec.CursorAt(s.cols, inc.Cursor)
+		if err != nil {
+			return err
 		}
 		o.Cursor, o.CursorAt, o.Exact = inc.Cursor, cursorAt, inc.Exact
 		if after != nil {
@@ -121,19 +114,13 @@ func (s *source) prepare(ctx context.Context, inc *execute.Incremental) error {
 	return nil
 }
 
-// incrementalQuery wraps query so it returns the rows past the bookmark ($1), ordered by
-// the cursor. The line breaks keep a trailing comment in query from eating the rest.
+// incrementalQuery wraps query so it returns the rows past the bookmark ($1), ordered
+// by the cursor.
 func incrementalQuery(query, cursorCol string, after bool) string {
-	c := "q." + quote(cursorCol)
-	var b strings.Builder
-	b.WriteString("SELECT * FROM (\n")
-	b.WriteString(query)
-	b.WriteString("\n) AS q")
-	if after {
-		b.WriteString(" WHERE " + c + " > $1")
+	if !after {
+		return sqlspec.IncrementalQuery(query, quote(cursorCol), "")
 	}
-	b.WriteString(" ORDER BY " + c)
-	return b.String()
+	return sqlspec.IncrementalQuery(query, quote(cursorCol), "$1")
 }
 
 // typeNames asks the database for the declared types of the result columns, which a sink
@@ -168,18 +155,7 @@ func (s *source) Next(ctx context.Context) (*execute.Page, error) {
 		s.rr = s.conn.PgConn().ExecPrepared(s.qctx, stmtName, s.args, nil, s.formats)
 	}
 	p, err := s.pages.Next()
-	switch {
-	case errors.Is(err, io.EOF):
-		s.ended = true
-		return nil, io.EOF
-	case err != nil:
-		s.ended = true
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("postgres: %w", ctx.Err())
-		}
-		return nil, fmt.Errorf("postgres: %w", s.sc.wrap(err))
-	}
-	return p, nil
+	return sqlspec.PageOf(ctx, "postgres", p, err, &s.ended, s.sc)
 }
 
 // scan decodes the next row; nil, nil after the last.
@@ -241,7 +217,7 @@ func (s *source) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 	defer cancel()
 	if err := s.conn.Close(ctx); err != nil && !errors.Is(err, context.Canceled) {
-		return fmt.Errorf("postgres: close: %w", s.sc.wrap(err))
+		return fmt.Errorf("postgres: close: %w", s.sc.Wrap(err))
 	}
 	return nil
 }

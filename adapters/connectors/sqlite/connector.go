@@ -1,11 +1,12 @@
 package sqlite
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
 
-	"github.com/sluicehq/sluice/adapters/connectors/internal/cfg"
+	"github.com/sluicehq/sluice/adapters/connectors/internal/sqlspec"
 	"github.com/sluicehq/sluice/adapters/connectors/internal/watermark"
 	"github.com/sluicehq/sluice/domain/pipeline"
 )
@@ -21,50 +22,23 @@ func New() *Connector { return &Connector{} }
 
 // Spec declares the config keys of both roles.
 func (*Connector) Spec() pipeline.Spec {
-	return pipeline.Spec{
-		Type:        Type,
-		Roles:       pipeline.RoleBoth,
-		Description: "A SQLite database file: a query as the source; a table as the sink (append, upsert, delete or overwrite).",
-		Fields:      fields(),
-		ExactlyOnce: true,
-		Check:       check,
-	}
+	return sqlspec.Spec(Type, "A SQLite database file: a query as the source; a table as the sink (append, upsert, delete or overwrite).",
+		fields(), check)
 }
 
 func fields() []pipeline.FieldSpec {
-	f := []pipeline.FieldSpec{
-		{Name: "connection_url", Type: pipeline.FieldString, Required: true,
-			Description: "The database file: sqlite:PATH, sqlite://PATH or a plain path; relative paths resolve against the config file's directory."},
-	}
-	f = append(f, pipeline.SourceQueryFields()...)
-	f = append(f, pipeline.FieldSpec{Name: "table_name", Type: pipeline.FieldString, Role: pipeline.RoleSink, Required: true,
-		Description: "Table written to; schema.table names a table of an attached database."},
-		pipeline.FieldSpec{Name: "watermark_table", Type: pipeline.FieldString, Role: pipeline.RoleSink, Default: watermark.DefaultTable,
-			Description: "Table holding the exactly-once watermarks (created when missing) in the same database."})
-	return append(f, pipeline.SinkWriteFields()...)
+	return sqlspec.Fields(sqlspec.Descriptions{
+		URL:       "The database file: sqlite:PATH, sqlite://PATH or a plain path; relative paths resolve against the config file's directory.",
+		Table:     "Table written to; schema.table names a table of an attached database.",
+		Watermark: "Table holding the exactly-once watermarks (created when missing) in the same database.",
+	})
 }
 
 func check(role pipeline.Role, c map[string]any, path string) pipeline.Errors {
-	var errs pipeline.Errors
-	if u, err := cfg.String(c, "connection_url", ""); err == nil && u != "" {
-		if _, _, err := splitURL(u); err != nil {
-			errs = append(errs, pipeline.FieldError{Path: pipeline.Join(path, "connection_url"), Message: err.Error()})
-		}
-	}
-	if role != pipeline.RoleSink {
-		return errs
-	}
-	errs = append(errs, pipeline.CheckWriteMode(c, path)...)
-	// A missing key was reported by CheckWriteMode in the shared wording.
-	if _, err := sinkOptionsOf(c); err != nil && err.key != pipeline.KeyKey {
-		errs = append(errs, pipeline.FieldError{Path: pipeline.Join(path, err.key), Message: err.msg})
-	}
-	return errs
+	return sqlspec.Check(role, c, path,
+		func(u string) error { _, _, err := splitURL(u); return err },
+		func(c map[string]any) *sqlspec.OptionError { _, err := sinkOptionsOf(c); return err })
 }
-
-type optionError struct{ key, msg string }
-
-func (e *optionError) Error() string { return "config key \"" + e.key + "\": " + e.msg }
 
 type sinkOptions struct {
 	table     tableName
@@ -74,50 +48,34 @@ type sinkOptions struct {
 	watermark tableName
 }
 
-func sinkOptionsOf(c map[string]any) (sinkOptions, *optionError) {
+func sinkOptionsOf(c map[string]any) (sinkOptions, *sqlspec.OptionError) {
 	var o sinkOptions
-	t, err := cfg.String(c, "table_name", "")
-	if err != nil {
-		return o, &optionError{"table_name", err.Error()}
+	var oerr *sqlspec.OptionError
+	if o.table, oerr = sqlspec.Table(c, "table_name", "", named("a table name is required")); oerr != nil {
+		return o, oerr
 	}
-	if strings.TrimSpace(t) == "" {
-		return o, &optionError{"table_name", "a table name is required"}
+	w, oerr := sqlspec.WriteOf(c)
+	if oerr != nil {
+		return o, oerr
 	}
-	o.table = parseTable(t)
-	if o.mode, err = cfg.WriteModeOf(c); err != nil {
-		return o, &optionError{"write_mode", err.Error()}
+	o.mode, o.key, o.create = w.Mode, w.Key, w.Create
+	if o.watermark, oerr = sqlspec.Table(c, "watermark_table", watermark.DefaultTable, named("must name a table")); oerr != nil {
+		return o, oerr
 	}
-	switch o.mode {
-	case pipeline.Append, pipeline.Upsert, pipeline.Delete, pipeline.Overwrite:
-	default:
-		return o, &optionError{"write_mode", fmt.Sprintf("unknown write_mode %q; use append, upsert, delete or overwrite", o.mode)}
-	}
-	if o.key, err = cfg.Strings(c, "key"); err != nil {
-		return o, &optionError{"key", err.Error()}
-	}
-	for i, k := range o.key {
-		if k == "" {
-			return o, &optionError{"key", fmt.Sprintf("item %d is empty", i)}
-		}
-	}
-	if len(o.key) == 0 && (o.mode == pipeline.Upsert || o.mode == pipeline.Delete) {
-		return o, &optionError{"key", fmt.Sprintf("write_mode %s needs key: the columns that identify a row, e.g. key: [id]", o.mode)}
-	}
-	if o.create, err = cfg.Bool(c, "create_table", false); err != nil {
-		return o, &optionError{"create_table", err.Error()}
-	}
-	wm, err := cfg.String(c, "watermark_table", watermark.DefaultTable)
-	if err != nil {
-		return o, &optionError{"watermark_table", err.Error()}
-	}
-	if strings.TrimSpace(wm) == "" {
-		return o, &optionError{"watermark_table", "must name a table"}
-	}
-	o.watermark = parseTable(wm)
 	if o.watermark.schema == "" {
 		o.watermark.schema = o.table.schema
 	}
 	return o, nil
+}
+
+// named parses a table name, refusing a blank one with msg.
+func named(msg string) func(string) (tableName, error) {
+	return func(s string) (tableName, error) {
+		if strings.TrimSpace(s) == "" {
+			return tableName{}, errors.New(msg)
+		}
+		return parseTable(s), nil
+	}
 }
 
 // splitURL takes the database path and driver parameters out of a connection_url.
@@ -169,19 +127,9 @@ func parseTable(s string) tableName {
 	return tableName{name: s}
 }
 
-func (t tableName) String() string {
-	if t.schema != "" {
-		return t.schema + "." + t.name
-	}
-	return t.name
-}
+func (t tableName) String() string { return sqlspec.Qualified(t.schema, t.name, nil) }
 
-func (t tableName) quoted() string {
-	if t.schema != "" {
-		return quote(t.schema) + "." + quote(t.name)
-	}
-	return quote(t.name)
-}
+func (t tableName) quoted() string { return sqlspec.Qualified(t.schema, t.name, quote) }
 
 // quote makes s an SQL identifier, whatever it contains.
 func quote(s string) string {

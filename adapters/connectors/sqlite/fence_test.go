@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sluicehq/sluice/adapters/connectors/internal/conntest"
 	"github.com/sluicehq/sluice/adapters/connectors/sqlite"
 	"github.com/sluicehq/sluice/application/execute"
 	"github.com/sluicehq/sluice/domain/run"
@@ -15,9 +16,7 @@ import (
 
 func fencedSink(t *testing.T, dir string, cfg map[string]any) execute.FencedSink {
 	t.Helper()
-	s, err := sqlite.New().OpenSink(context.Background(), execute.WriteRequest{Config: cfg, BaseDir: dir})
-	require.NoError(t, err)
-	return s.(execute.FencedSink)
+	return conntest.Fenced(t, sqlite.New(), execute.WriteRequest{Config: cfg, BaseDir: dir})
 }
 
 func TestOlderWriterIsFenced(t *testing.T) {

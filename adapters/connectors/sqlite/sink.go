@@ -5,25 +5,22 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/uptrace/bun/driver/sqliteshim"
 
 	"github.com/sluicehq/sluice/adapters/connectors/internal/cfg"
+	"github.com/sluicehq/sluice/adapters/connectors/internal/sqlsink"
 	"github.com/sluicehq/sluice/application/execute"
 	"github.com/sluicehq/sluice/domain/pipeline"
 )
 
 type sink struct {
-	db       *sql.DB
-	opts     sinkOptions
-	columns  map[string]bool // the table's columns, lower-cased (SQLite names are case-insensitive); nil while it does not exist
-	tx       *sql.Tx         // overwrite: the one transaction of the whole run
-	failed   error           // overwrite: a failed page dooms the transaction
-	finished bool
-	fence    fence             // exactly-once only
-	pos      *execute.Position // set by WriteAt for the page being written
+	sqlsink.Run
+	opts    sinkOptions
+	columns map[string]bool   // the table's columns, lower-cased (SQLite names are case-insensitive); nil while it does not exist
+	fence   sqlsink.Fence     // exactly-once only
+	pos     *execute.Position // set by WriteAt for the page being written
 }
 
 // OpenSink opens (creating if needed) the database and checks the table exists, unless
@@ -47,7 +44,7 @@ func (c *Connector) OpenSink(ctx context.Context, req execute.WriteRequest) (exe
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
 	db.SetMaxOpenConns(1)
-	s := &sink{db: db, opts: opts}
+	s := &sink{Run: sqlsink.Run{DB: db, Mode: opts.mode}, opts: opts}
 	if err := s.loadColumns(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
@@ -65,7 +62,7 @@ func (s *sink) loadColumns(ctx context.Context) error {
 	if s.opts.table.schema != "" {
 		q, args = "SELECT name FROM pragma_table_info(?, ?)", append(args, s.opts.table.schema)
 	}
-	rows, err := s.db.QueryContext(ctx, q, args...)
+	rows, err := s.DB.QueryContext(ctx, q, args...)
 	if err != nil {
 		return err
 	}
@@ -87,30 +84,23 @@ func (s *sink) loadColumns(ctx context.Context) error {
 	return nil
 }
 
-func (s *sink) Durability() execute.Durability {
-	if s.opts.mode == pipeline.Overwrite {
-		return execute.AtEnd
-	}
-	return execute.PerPage
-}
-
 func (s *sink) Write(ctx context.Context, p *execute.Page) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("sqlite: %w", err)
 	}
-	if s.finished {
+	if s.Finished {
 		return fmt.Errorf("sqlite: table %q: write after the sink was finished", s.opts.table.String())
 	}
-	if s.failed != nil {
-		return s.failed
+	if s.Failed != nil {
+		return s.Failed
 	}
 	if len(p.Rows) == 0 {
 		return nil
 	}
 	if err := s.write(ctx, p); err != nil {
 		err = s.explain(err)
-		if s.tx != nil {
-			s.failed = err
+		if s.Tx != nil {
+			s.Failed = err
 		}
 		return err
 	}
@@ -121,15 +111,15 @@ func (s *sink) write(ctx context.Context, p *execute.Page) error {
 	if len(p.Columns) == 0 {
 		return fmt.Errorf("page has rows but no columns")
 	}
-	tx := s.tx
+	tx := s.Tx
 	if s.opts.mode == pipeline.Overwrite {
-		if err := s.beginOverwrite(ctx); err != nil {
+		if err := s.BeginOverwrite(ctx, s.emptySQL()); err != nil {
 			return err
 		}
-		tx = s.tx
+		tx = s.Tx
 	} else {
 		var err error
-		if tx, err = s.db.BeginTx(ctx, nil); err != nil {
+		if tx, err = s.DB.BeginTx(ctx, nil); err != nil {
 			return fmt.Errorf("begin: %w", err)
 		}
 		defer tx.Rollback() // no-op after Commit
@@ -151,20 +141,20 @@ func (s *sink) write(ctx context.Context, p *execute.Page) error {
 		err = insertRows(ctx, tx, s.opts, p)
 	}
 	if err != nil {
-		if created && s.tx == nil {
+		if created && s.Tx == nil {
 			s.columns = nil // the CREATE TABLE rolls back with the page
 		}
 		return err
 	}
-	if s.tx == nil && s.pos != nil {
-		if err := s.fence.advance(ctx, tx, *s.pos); err != nil {
+	if s.Tx == nil && s.pos != nil {
+		if err := s.advance(ctx, tx, *s.pos); err != nil {
 			if created {
 				s.columns = nil
 			}
 			return err
 		}
 	}
-	if s.tx == nil {
+	if s.Tx == nil {
 		if err := tx.Commit(); err != nil {
 			if created {
 				s.columns = nil
@@ -175,30 +165,17 @@ func (s *sink) write(ctx context.Context, p *execute.Page) error {
 	return nil
 }
 
-// beginOverwrite starts the run's transaction and empties the table in it.
-func (s *sink) beginOverwrite(ctx context.Context) error {
-	if s.tx != nil {
-		return nil
+// emptySQL empties the table for an overwrite; "" while the table does not exist.
+func (s *sink) emptySQL() string {
+	if s.columns == nil {
+		return ""
 	}
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("begin: %w", err)
-	}
-	if s.columns != nil {
-		if _, err := tx.ExecContext(ctx, "DELETE FROM "+s.opts.table.quoted()); err != nil {
-			tx.Rollback()
-			return fmt.Errorf("empty the table for overwrite: %w", err)
-		}
-	}
-	s.tx = tx
-	return nil
+	return "DELETE FROM " + s.opts.table.quoted()
 }
 
 func (s *sink) create(ctx context.Context, tx *sql.Tx, p *execute.Page) error {
-	for _, k := range s.opts.key {
-		if !slices.Contains(p.Columns, k) {
-			return fmt.Errorf("key column %q is not among the page's columns %v, so the table cannot be created with it", k, p.Columns)
-		}
+	if k, ok := sqlsink.MissingKey(p.Columns, s.opts.key); ok {
+		return fmt.Errorf("key column %q is not among the page's columns %v, so the table cannot be created with it", k, p.Columns)
 	}
 	if _, err := tx.ExecContext(ctx, createTableSQL(s.opts.table, s.opts.key, p)); err != nil {
 		return fmt.Errorf("create table: %w", err)
@@ -217,10 +194,8 @@ func (s *sink) checkColumns(cols []string) error {
 		}
 	}
 	if s.opts.mode == pipeline.Upsert || s.opts.mode == pipeline.Delete {
-		for _, k := range s.opts.key {
-			if !slices.Contains(cols, k) {
-				return fmt.Errorf("key column %q is not among the page's columns %v", k, cols)
-			}
+		if k, ok := sqlsink.MissingKey(cols, s.opts.key); ok {
+			return fmt.Errorf("key column %q is not among the page's columns %v", k, cols)
 		}
 	}
 	return nil
@@ -248,50 +223,13 @@ func (s *sink) Commit(ctx context.Context) error {
 // commit ends the sink; with pos (a fenced writer) the watermark moves to pos too, in the
 // overwrite's transaction or on its own.
 func (s *sink) commit(ctx context.Context, pos *execute.Position) error {
-	if s.finished {
-		return fmt.Errorf("sqlite: table %q: already committed or aborted", s.opts.table.String())
-	}
-	s.finished = true
-	defer s.db.Close()
-	if s.opts.mode != pipeline.Overwrite {
-		if pos != nil {
-			if err := s.fence.advance(ctx, s.db, *pos); err != nil {
-				return s.explain(err)
-			}
-		}
-		return nil
-	}
-	if s.failed != nil {
-		s.tx.Rollback()
-		return fmt.Errorf("sqlite: not committing the overwrite after a failed write: %w", s.failed)
-	}
-	if err := s.beginOverwrite(ctx); err != nil {
-		return s.explain(err)
-	}
-	if pos != nil {
-		if err := s.fence.advance(ctx, s.tx, *pos); err != nil {
-			s.tx.Rollback()
-			return s.explain(err)
-		}
-	}
-	if err := s.tx.Commit(); err != nil {
-		return s.explain(fmt.Errorf("commit: %w", err))
-	}
-	return nil
+	return s.Finish(ctx, pos, sqlsink.Ending{
+		Name: "sqlite", Table: s.opts.table.String(), Empty: s.emptySQL(),
+		Advance: s.advance, Explain: s.explain,
+	})
 }
 
 // Abort rolls back an overwrite; pages of the other modes are already final.
 func (s *sink) Abort(context.Context) error {
-	if s.finished {
-		return nil
-	}
-	s.finished = true
-	var err error
-	if s.tx != nil {
-		if rerr := s.tx.Rollback(); rerr != nil && !errors.Is(rerr, sql.ErrTxDone) {
-			err = fmt.Errorf("sqlite: table %q: roll back: %w", s.opts.table.String(), rerr)
-		}
-	}
-	s.db.Close()
-	return err
+	return s.Abandon("sqlite", s.opts.table.String(), func(err error) error { return err })
 }

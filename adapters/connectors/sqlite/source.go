@@ -9,12 +9,13 @@ import (
 	"io/fs"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/uptrace/bun/driver/sqliteshim"
 
 	"github.com/sluicehq/sluice/adapters/connectors/internal/cfg"
 	"github.com/sluicehq/sluice/adapters/connectors/internal/cursor"
+	"github.com/sluicehq/sluice/adapters/connectors/internal/pager"
+	"github.com/sluicehq/sluice/adapters/connectors/internal/sqlspec"
 	"github.com/sluicehq/sluice/application/execute"
 	"github.com/sluicehq/sluice/domain/state"
 )
@@ -44,13 +45,9 @@ func (c *Connector) OpenSource(ctx context.Context, req execute.ReadRequest) (ex
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: %w", err)
 	}
-	query, err := cfg.String(req.Config, "query", "")
+	query, err := sqlspec.Query(req.Config)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: %w", err)
-	}
-	query = strings.TrimRight(strings.TrimSpace(query), "; \t\n")
-	if query == "" {
-		return nil, fmt.Errorf("sqlite: config key \"query\" is required")
 	}
 	batch, err := cfg.BatchSize(req.BatchSize, req.Config)
 	if err != nil {
@@ -152,7 +149,7 @@ func (s *source) Next(ctx context.Context) (*execute.Page, error) {
 			cursors = append(cursors, vals[s.width-1])
 			vals = vals[: s.width-1 : s.width-1]
 		}
-		bytes += size(vals)
+		bytes += pager.Size(vals)
 		rows = append(rows, vals)
 	}
 	if s.ahead != nil {
@@ -228,25 +225,6 @@ func (s *source) fail(ctx context.Context, err error) error {
 		return fmt.Errorf("sqlite: %w", ctx.Err())
 	}
 	return err
-}
-
-func size(vals []any) int64 {
-	var n int64
-	for _, v := range vals {
-		switch x := v.(type) {
-		case string:
-			n += int64(len(x))
-		case []byte:
-			n += int64(len(x))
-		case time.Time:
-			n += 24
-		case nil:
-			n++
-		default:
-			n += 8
-		}
-	}
-	return n
 }
 
 func (s *source) Close() error {

@@ -1,9 +1,6 @@
 package sqlite_test
 
 import (
-	"context"
-	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -11,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sluicehq/sluice/adapters/connectors/internal/conntest"
 	"github.com/sluicehq/sluice/adapters/connectors/sqlite"
 	"github.com/sluicehq/sluice/application/execute"
 	"github.com/sluicehq/sluice/domain/state"
@@ -18,30 +16,11 @@ import (
 
 func readPages(t *testing.T, req execute.ReadRequest) ([]*execute.Page, error) {
 	t.Helper()
-	src, err := sqlite.New().OpenSource(context.Background(), req)
-	if err != nil {
-		return nil, err
-	}
-	defer src.Close()
-	var pages []*execute.Page
-	for {
-		p, err := src.Next(context.Background())
-		if errors.Is(err, io.EOF) {
-			return pages, nil
-		}
-		if err != nil {
-			return pages, err
-		}
-		pages = append(pages, p)
-	}
+	return conntest.ReadAll(sqlite.New(), req)
 }
 
 func allRows(pages []*execute.Page) [][]any {
-	var out [][]any
-	for _, p := range pages {
-		out = append(out, p.Rows...)
-	}
-	return out
+	return conntest.AllRows(pages)
 }
 
 func TestSourceTypes(t *testing.T) {

@@ -4,14 +4,12 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"fmt"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/sluicehq/sluice/adapters/connectors/internal/jsonenc"
+	"github.com/sluicehq/sluice/adapters/connectors/internal/sqlsink"
 	"github.com/sluicehq/sluice/application/execute"
 	"github.com/sluicehq/sluice/domain/pipeline"
 )
@@ -23,26 +21,7 @@ import (
 const maxParams = 200
 
 func createTableSQL(t tableName, key []string, p *execute.Page) string {
-	var b strings.Builder
-	b.WriteString("CREATE TABLE IF NOT EXISTS " + t.quoted() + " (")
-	for i, c := range p.Columns {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(quote(c) + " " + columnType(p, i))
-	}
-	if len(key) > 0 {
-		b.WriteString(", PRIMARY KEY (")
-		for i, k := range key {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(quote(k))
-		}
-		b.WriteString(")")
-	}
-	b.WriteString(")")
-	return b.String()
+	return sqlsink.CreateTable(dialect{}, t.quoted(), key, p, func(i int, _ bool) string { return columnType(p, i) }, "")
 }
 
 // columnType maps the first non-NULL value of column i onto a SQLite type.
@@ -65,15 +44,8 @@ func columnType(p *execute.Page, i int) string {
 
 func insertSQL(o sinkOptions, cols []string, rows int) string {
 	var b strings.Builder
-	b.WriteString("INSERT INTO " + o.table.quoted() + " (")
-	for i, c := range cols {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(quote(c))
-	}
-	b.WriteString(") VALUES ")
-	tuple := "(" + strings.Repeat("?, ", len(cols)-1) + "?)"
+	b.WriteString(sqlsink.InsertHead(dialect{}, o.table.quoted(), cols))
+	tuple := sqlsink.Tuple(len(cols))
 	for i := range rows {
 		if i > 0 {
 			b.WriteString(", ")
@@ -81,20 +53,8 @@ func insertSQL(o sinkOptions, cols []string, rows int) string {
 		b.WriteString(tuple)
 	}
 	if o.mode == pipeline.Upsert {
-		b.WriteString(" ON CONFLICT (")
-		for i, k := range o.key {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(quote(k))
-		}
-		b.WriteString(") DO ")
-		var set []string
-		for _, c := range cols {
-			if !slices.Contains(o.key, c) {
-				set = append(set, quote(c)+" = excluded."+quote(c))
-			}
-		}
+		b.WriteString(" ON CONFLICT (" + sqlsink.QuoteAll(dialect{}, o.key) + ") DO ")
+		set := sqlsink.UpdateSet(cols, o.key, func(c string) string { return quote(c) + " = excluded." + quote(c) })
 		if len(set) == 0 {
 			b.WriteString("NOTHING")
 		} else {
@@ -115,15 +75,9 @@ func insertRows(ctx context.Context, tx *sql.Tx, o sinkOptions, p *execute.Page)
 		rows := p.Rows[start:min(start+chunk, len(p.Rows))]
 		args = args[:0]
 		for _, r := range rows {
-			if len(r) != nc {
-				return fmt.Errorf("row has %d values for %d columns", len(r), nc)
-			}
-			for j, v := range r {
-				sv, err := sqlValue(v)
-				if err != nil {
-					return fmt.Errorf("column %q: %w", p.Columns[j], err)
-				}
-				args = append(args, sv)
+			var err error
+			if args, err = sqlsink.AppendRow(args, dialect{}, p.Columns, r); err != nil {
+				return err
 			}
 		}
 		if len(rows) == chunk {
@@ -149,10 +103,9 @@ func insertRows(ctx context.Context, tx *sql.Tx, o sinkOptions, p *execute.Page)
 // deleteRows deletes the rows whose key equals each page row's key. IS rather than =
 // so a NULL key deletes NULL-keyed rows, as an upsert of the same row would address.
 func deleteRows(ctx context.Context, tx *sql.Tx, o sinkOptions, p *execute.Page) error {
-	pos := make([]int, len(o.key))
+	pos := sqlsink.KeyPositions(p.Columns, o.key)
 	conds := make([]string, len(o.key))
 	for i, k := range o.key {
-		pos[i] = slices.Index(p.Columns, k)
 		conds[i] = quote(k) + " IS ?"
 	}
 	stmt, err := tx.PrepareContext(ctx, "DELETE FROM "+o.table.quoted()+" WHERE "+strings.Join(conds, " AND "))
@@ -160,14 +113,10 @@ func deleteRows(ctx context.Context, tx *sql.Tx, o sinkOptions, p *execute.Page)
 		return err
 	}
 	defer stmt.Close()
-	args := make([]any, len(pos))
+	args := make([]any, 0, len(pos))
 	for _, r := range p.Rows {
-		for i, j := range pos {
-			v, err := sqlValue(r[j])
-			if err != nil {
-				return fmt.Errorf("column %q: %w", o.key[i], err)
-			}
-			args[i] = v
+		if args, err = sqlsink.AppendKey(args[:0], dialect{}, o.key, pos, r); err != nil {
+			return err
 		}
 		if _, err := stmt.ExecContext(ctx, args...); err != nil {
 			return err
@@ -175,6 +124,12 @@ func deleteRows(ctx context.Context, tx *sql.Tx, o sinkOptions, p *execute.Page)
 	}
 	return nil
 }
+
+// dialect is SQLite's quoting and values for the shared statement builders.
+type dialect struct{}
+
+func (dialect) Quote(name string) string { return quote(name) }
+func (dialect) Value(v any) (any, error) { return sqlValue(v) }
 
 // sqlValue converts a page value into what SQLite stores (see the package doc).
 func sqlValue(v any) (any, error) {
@@ -188,16 +143,6 @@ func sqlValue(v any) (any, error) {
 		return int64(0), nil
 	case time.Time:
 		return x.Format(time.RFC3339Nano), nil
-	case int:
-		return int64(x), nil
-	case int32:
-		return int64(x), nil
-	case int16:
-		return int64(x), nil
-	case int8:
-		return int64(x), nil
-	case uint32:
-		return int64(x), nil
 	case uint16:
 		return int64(x), nil
 	case uint8:
@@ -217,12 +162,6 @@ func sqlValue(v any) (any, error) {
 			return f, nil
 		}
 		return string(x), nil
-	case map[string]any, []any, []string:
-		b, err := jsonenc.AppendValue(nil, x)
-		if err != nil {
-			return nil, err
-		}
-		return string(b), nil
 	}
-	return nil, fmt.Errorf("unsupported value type %T", v)
+	return sqlsink.Value(v)
 }

@@ -1,0 +1,154 @@
+package conntest
+
+import (
+	"context"
+	"errors"
+	"io"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sluicehq/sluice/application/execute"
+)
+
+// SinkRun writes pages with a fresh sink of c and commits; the first failed write aborts
+// the sink (which must succeed) and is returned.
+func SinkRun(t testing.TB, c execute.SinkConnector, req execute.WriteRequest, pages ...*execute.Page) error {
+	t.Helper()
+	s, err := c.OpenSink(context.Background(), req)
+	if err != nil {
+		return err
+	}
+	for _, p := range pages {
+		if err := s.Write(context.Background(), p); err != nil {
+			require.NoError(t, s.Abort(context.Background()))
+			return err
+		}
+	}
+	return s.Commit(context.Background())
+}
+
+// Read opens a source of c and reads every page; any error, closing included, fails
+// the test.
+func Read(t testing.TB, c execute.SourceConnector, req execute.ReadRequest) []*execute.Page {
+	t.Helper()
+	src, err := c.OpenSource(context.Background(), req)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, src.Close()) }()
+	var pages []*execute.Page
+	for {
+		p, err := src.Next(context.Background())
+		if errors.Is(err, io.EOF) {
+			return pages
+		}
+		require.NoError(t, err)
+		pages = append(pages, p)
+	}
+}
+
+// ReadAll opens a source of c and reads it to the end, returning the pages read before
+// the first error.
+func ReadAll(c execute.SourceConnector, req execute.ReadRequest) ([]*execute.Page, error) {
+	src, err := c.OpenSource(context.Background(), req)
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	var pages []*execute.Page
+	for {
+		p, err := src.Next(context.Background())
+		if errors.Is(err, io.EOF) {
+			return pages, nil
+		}
+		if err != nil {
+			return pages, err
+		}
+		pages = append(pages, p)
+	}
+}
+
+// ReadErr reads a source of c to the end and returns the first error.
+func ReadErr(c execute.SourceConnector, req execute.ReadRequest) error {
+	_, err := ReadAll(c, req)
+	return err
+}
+
+// Page is a page of rows under cols.
+func Page(cols []string, rows ...[]any) *execute.Page {
+	return &execute.Page{Columns: cols, Rows: rows}
+}
+
+// AllRows is every row of pages, in order.
+func AllRows(pages []*execute.Page) [][]any {
+	var out [][]any
+	for _, p := range pages {
+		out = append(out, p.Rows...)
+	}
+	return out
+}
+
+// With is a copy of base with the key/value pairs kv set.
+func With(base map[string]any, kv ...any) map[string]any {
+	m := make(map[string]any, len(base)+len(kv)/2)
+	for k, v := range base {
+		m[k] = v
+	}
+	for i := 0; i < len(kv); i += 2 {
+		m[kv[i].(string)] = kv[i+1]
+	}
+	return m
+}
+
+// Fenced opens a sink of c as the exactly-once writer it must be.
+func Fenced(t testing.TB, c execute.SinkConnector, req execute.WriteRequest) execute.FencedSink {
+	t.Helper()
+	s, err := c.OpenSink(context.Background(), req)
+	require.NoError(t, err)
+	return s.(execute.FencedSink)
+}
+
+// Numbered is a page of one column, id, holding from to to.
+func Numbered(from, to int64) *execute.Page {
+	p := &execute.Page{Columns: []string{"id"}}
+	for i := from; i <= to; i++ {
+		p.Rows = append(p.Rows, []any{i})
+	}
+	return p
+}
+
+// ReadBack reads a table back for the connector contract: no rows and false while
+// exists says the table is not there, else what rows returns for the columns.
+func ReadBack(exists func(t *testing.T) bool, rows func(t *testing.T, cols []string) [][]any) func(*testing.T, []string) ([][]any, bool) {
+	return func(t *testing.T, cols []string) ([][]any, bool) {
+		if !exists(t) {
+			return nil, false
+		}
+		return rows(t, cols), true
+	}
+}
+
+// Refusal is a sink config and page the sink must refuse, with text the error holds.
+type Refusal struct {
+	Name   string
+	Config map[string]any
+	Page   *execute.Page // nil: no page, the refusal comes from opening or committing
+	Want   string
+}
+
+// Refusals runs each case as a parallel subtest: run writes the case's page with a
+// fresh sink and must fail with an error containing Want.
+func Refusals(t *testing.T, run func(t *testing.T, cfg map[string]any, pages ...*execute.Page) error, cases []Refusal) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.Name, func(t *testing.T) {
+			t.Parallel()
+			var pages []*execute.Page
+			if tc.Page != nil {
+				pages = append(pages, tc.Page)
+			}
+			err := run(t, tc.Config, pages...)
+			require.Error(t, err)
+			require.Contains(t, err.Error(), tc.Want)
+		})
+	}
+}
