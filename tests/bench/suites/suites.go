@@ -8,6 +8,7 @@ func All() []harness.Suite {
 		Foundation(),
 		SQL(),
 		Cluster(),
+		Serve(),
 	}
 }
 
