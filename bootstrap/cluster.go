@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 	"go.uber.org/fx"
@@ -16,12 +17,13 @@ import (
 	"github.com/sluicehq/sluice/adapters/store"
 	"github.com/sluicehq/sluice/application/cluster"
 	"github.com/sluicehq/sluice/application/runs"
+	"github.com/sluicehq/sluice/domain/member"
 )
 
 // registerCluster adds the flags of Cluster Mode A (SPEC §4, §5.5); the lease and poll
 // flags are shared with single-node serve, which runs the same member loops.
 func (f *serveFlags) registerCluster(fs *pflag.FlagSet) {
-	fs.BoolVar(&f.cluster, "cluster", false, "share the history with other `sluice serve --cluster` members (Cluster Mode A); "+
+	fs.BoolVar(&f.cluster, "cluster", false, "share the history with other clustered members (sluice serve --cluster, Cluster Mode A); "+
 		"needs --history given as postgres://… or sqlite:PATH and one of --auth-token, --auth-config or --no-auth")
 	fs.BoolVar(&f.pollOnly, "poll-only", false, "with --cluster on PostgreSQL: no LISTEN/NOTIFY wake-ups, only polling every "+
 		"--cluster-poll-secs (for connection poolers that drop notifications)")
@@ -129,11 +131,47 @@ func clusterMetrics(s *serveSettings, m *metrics.Metrics, view membershipView) h
 	})
 }
 
-// lockHistory takes the exclusive history lock of a single server (§2.1). Clustered
-// members take none: they share the history and fence each other by leases.
+// lockHistory takes the history lock (§2.1): exclusively for a single server, shared for
+// a clustered member. Each refuses the other, so a single server can never take a
+// cluster's running runs for the orphans of a dead predecessor.
 func lockHistory(ctx context.Context, st *store.Store, s *serveSettings, id identity) (func(), error) {
 	if s.Cluster {
-		return func() {}, nil
+		release, err := st.AcquireShared(ctx)
+		var locked *store.LockedError
+		if errors.As(err, &locked) {
+			return nil, fmt.Errorf("--cluster: %w; a server started without --cluster cannot share its history "+
+				"(restart it with --cluster)", err)
+		}
+		return release, err
 	}
-	return st.AcquireExclusive(ctx, store.Holder{InstanceID: id.InstanceID, Host: id.Host, PID: id.PID})
+	release, err := st.AcquireExclusive(ctx, store.Holder{InstanceID: id.InstanceID, Host: id.Host, PID: id.PID})
+	var locked *store.LockedError
+	if errors.As(err, &locked) && locked.Holder.InstanceID == "" {
+		if who := clusterMembers(ctx, st, s.LeaseTTL); who != "" {
+			return nil, fmt.Errorf("this history is shared by clustered members (%s): start this server with "+
+				"--cluster to join them, or give it its own --history: %w", who, store.ErrLocked)
+		}
+	}
+	return release, err
+}
+
+// clusterMembers names the members that heartbeat (within ttl, else any that has not
+// stopped), for a refusal; "" when none can be read.
+func clusterMembers(ctx context.Context, st *store.Store, ttl time.Duration) string {
+	all, now, err := st.Roster(ctx)
+	if err != nil || len(all) == 0 {
+		return ""
+	}
+	ms := member.Live(all, now, ttl)
+	if len(ms) == 0 {
+		ms = all
+	}
+	names := make([]string, 0, min(len(ms), 3))
+	for _, m := range ms[:min(len(ms), 3)] {
+		names = append(names, fmt.Sprintf("instance %s on host %s, listen %s", m.InstanceID, m.Host, m.Listen))
+	}
+	if len(ms) > 3 {
+		names = append(names, fmt.Sprintf("%d more", len(ms)-3))
+	}
+	return strings.Join(names, "; ")
 }

@@ -36,6 +36,8 @@ func Run(ctx context.Context, args []string, env cli.Env) int {
 		addServe,
 		addMigrate,
 		addKeygen,
+		addVault,
+		addTemplates,
 		addSchedule,
 	} {
 		add(root, p)

@@ -21,6 +21,7 @@ import (
 	"github.com/sluicehq/sluice/application/cluster"
 	"github.com/sluicehq/sluice/application/execute"
 	"github.com/sluicehq/sluice/application/runs"
+	"github.com/sluicehq/sluice/application/templates"
 	"github.com/sluicehq/sluice/domain/secret"
 	"github.com/sluicehq/sluice/domain/state"
 )
@@ -79,6 +80,7 @@ func serveGraph(s *serveSettings, p *process, log *slog.Logger, mlog memberLog, 
 			provideMetrics,
 			provideMember,
 			provideRuns,
+			provideTemplates,
 			provideHealth,
 			provideHandler,
 		),
@@ -196,7 +198,8 @@ func provideMember(s *serveSettings, p *process, id identity, log memberLog, st 
 		RetainTerminal:       s.RetainTerminal,
 		IdempotencyRetention: s.IdemRetention,
 		PoolWaitTimeout:      s.PoolWait,
-	}, cluster.Deps{
+		VaultFormatMax:       vaultFormatMax(s),
+	}, withVault(s, st, cluster.Deps{
 		Store:         st,
 		Outbox:        st,
 		Deliverer:     w,
@@ -210,7 +213,7 @@ func provideMember(s *serveSettings, p *process, id identity, log memberLog, st 
 		Metrics:       m,
 		Log:           log.Logger,
 		Redactor:      p.redactor,
-	})
+	}))
 }
 
 func provideRuns(s *serveSettings, p *process, log *slog.Logger, st *store.Store, loader *execute.Loader,
@@ -223,6 +226,7 @@ func provideRuns(s *serveSettings, p *process, log *slog.Logger, st *store.Store
 		Canceller: m,
 		Log:       log,
 		Redactor:  p.redactor,
+		Sealer:    runsSealer(s),
 	}
 	if s.Cluster {
 		// Admission reads the live membership: a pool is served while any live,
@@ -256,7 +260,7 @@ func provideHealth(s *serveSettings, st *store.Store, m *cluster.Member, d *drai
 }
 
 func provideHandler(s *serveSettings, p *process, log *slog.Logger, svc *runs.Service, h *health,
-	m *metrics.Metrics, reg *connectors.Registry, view membershipView,
+	m *metrics.Metrics, reg *connectors.Registry, view membershipView, tpl *templates.Service,
 ) http.Handler {
 	return apihttp.New(apihttp.Config{
 		BodyLimitBytes: s.BodyLimit,
@@ -265,6 +269,7 @@ func provideHandler(s *serveSettings, p *process, log *slog.Logger, svc *runs.Se
 		Version:        p.info.Version,
 	}, apihttp.Deps{
 		Runs:           svc,
+		Templates:      tpl,
 		Health:         h,
 		Metrics:        clusterMetrics(s, m, view),
 		Connectors:     reg,

@@ -150,10 +150,36 @@ func TestServeClusterOnSharedSQLite(t *testing.T) {
 	require.Contains(t, string(text), "sluice_serve_cluster_enabled 1")
 	require.Contains(t, string(text), "sluice_serve_cluster_instances 2")
 
+	// A server without --cluster on the members' history is refused: it would take their
+	// running runs for orphans.
+	code, _, stderr := run(t, nil, "serve", "--history", history, "--no-auth", "--listen", "127.0.0.1:0",
+		"--data-dir", t.TempDir())
+	require.Equal(t, 1, code, stderr)
+	require.Contains(t, stderr, "shared by clustered members")
+	require.Contains(t, stderr, "listen "+a.addr)
+	require.Contains(t, stderr, "--cluster")
+
 	require.Equal(t, 0, b.stop(), b.stderr.String())
 	require.Eventually(t, func() bool {
 		_, ready = a.ready(t)
 		return ready["cluster"].(map[string]any)["instances"] == float64(1)
 	}, 10*time.Second, 50*time.Millisecond, "a member that stopped cleanly leaves the list at once")
 	require.Equal(t, 0, a.stop(), a.stderr.String())
+}
+
+// A clustered member is refused on the history of a running server without --cluster,
+// and told who holds it.
+func TestServeClusterRefusesASingleServersHistory(t *testing.T) {
+	t.Parallel()
+	history := "sqlite:" + filepath.Join(t.TempDir(), "single.db")
+	single := startServer(t, nil, "--history", history, "--no-auth", "--data-dir", t.TempDir())
+	_, ready := single.do(t, "GET", "/readyz", "", "")
+	holder := ready["cluster"].(map[string]any)["members"].([]any)[0].(map[string]any)["instance_id"].(string)
+
+	code, _, stderr := run(t, nil, "serve", "--cluster", "--history", history, "--no-auth", "--listen", "127.0.0.1:0",
+		"--data-dir", t.TempDir())
+	require.Equal(t, 1, code, stderr)
+	require.Contains(t, stderr, holder)
+	require.Contains(t, stderr, "restart it with --cluster")
+	require.Equal(t, 0, single.stop())
 }

@@ -3,6 +3,7 @@ package bootstrap
 import (
 	"errors"
 	"fmt"
+	"github.com/sluicehq/sluice/adapters/vault"
 	"log/slog"
 	"net"
 	"os"
@@ -56,6 +57,7 @@ type serveFlags struct {
 	logLevel                      string
 	cluster, pollOnly             bool
 	poolWaitSecs                  int
+	vault                         vaultFlags
 }
 
 func (f *serveFlags) register(fs *pflag.FlagSet) {
@@ -83,6 +85,7 @@ func (f *serveFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.tries, "cluster-max-attempts", DefaultClusterAttempts, "claims of a run before an expired lease fails it as poisoned (at least 1)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "least level of log lines: debug, info, warn or error")
 	f.registerCluster(fs)
+	f.vault.register(fs)
 	_ = fs.SetAnnotation("pool", cli.AnnotationEnvAlias, []string{"SLUICE_SERVE_POOLS"})
 }
 
@@ -114,6 +117,8 @@ type serveSettings struct {
 	Cluster  bool
 	PollOnly bool
 	PoolWait time.Duration
+	// Vault is --vault-key with --vault-previous-key; nil without a key (SPEC §7).
+	Vault *vault.Vault
 }
 
 // settings validates every flag and reports all bad values at once, each naming its
@@ -145,6 +150,11 @@ func (f *serveFlags) settings() (*serveSettings, error) {
 		s.History, s.DefaultHistory = "sqlite:"+filepath.Join(s.DataDir, HistoryFileName), true
 	} else if err := checkHistoryURL(s.History); err != nil {
 		bad("history", "%v", err)
+	}
+	if v, err := f.vault.open(); err != nil {
+		errs = append(errs, fmt.Errorf("invalid value for %w", err))
+	} else {
+		s.Vault = v
 	}
 	if f.maxConcurrent < 1 {
 		bad("max-concurrent-runs", "%d: at least 1 run must be allowed", f.maxConcurrent)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sluicehq/sluice/application/execute"
 	"github.com/sluicehq/sluice/application/runs"
+	"github.com/sluicehq/sluice/application/templates"
 	"github.com/sluicehq/sluice/domain/callback"
 	"github.com/sluicehq/sluice/domain/pipeline"
 	"github.com/sluicehq/sluice/domain/pool"
@@ -111,6 +112,8 @@ func errorTable() []mapping {
 		{secret.ErrTokenInText, codeInvalidConfig},
 		{secret.ErrUnknownToken, codeInvalidConfig},
 		{secret.ErrTooShort, codeInvalidConfig},
+		{runs.ErrVaultKeyRequired, codeVaultKeyRequired},
+		{templates.ErrInUse, codeTemplateInUse},
 		{runs.ErrQueueFull, codeQueueFull},
 		{runs.ErrDraining, codeDraining},
 		// A race lost against another writer: the request was valid, the state moved on.

@@ -25,7 +25,7 @@ func renderOpenAPI(version string) []byte {
 			"description": "The sluice control plane: submit pipeline runs, follow them, cancel, roll back and inspect them.",
 		},
 		"security": []any{obj{"bearer": []any{}}},
-		"paths":    paths(),
+		"paths":    withTemplatePaths(paths()),
 		"components": obj{
 			"securitySchemes": obj{"bearer": obj{"type": "http", "scheme": "bearer"}},
 			"schemas":         schemas(),
@@ -249,4 +249,12 @@ func errorCodes() []any {
 		out[i] = c
 	}
 	return out
+}
+
+// withTemplatePaths adds the template routes to the document.
+func withTemplatePaths(p obj) obj {
+	for k, v := range templatePaths() {
+		p[k] = v
+	}
+	return p
 }

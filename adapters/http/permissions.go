@@ -41,6 +41,15 @@ func Permissions() []Permission {
 		{http.MethodPost, "/v1/runs/:id/rollback", runs.Operator, false},
 		{http.MethodDelete, "/v1/runs/:id", runs.Admin, false},
 		{http.MethodGet, "/v1/audit", runs.Admin, false},
+		{http.MethodGet, "/v1/templates", runs.Viewer, false},
+		{http.MethodGet, "/v1/templates/:id", runs.Viewer, false},
+		{http.MethodPost, "/v1/templates", runs.Admin, false},
+		{http.MethodDelete, "/v1/templates/:id", runs.Admin, false},
+		{http.MethodPost, "/v1/templates/:id/runs", runs.Operator, false},
+		{http.MethodPost, "/v1/templates/:id/fanout", runs.Operator, false},
+		// A tenant principal may use its own tenant's route at any role (the check above);
+		// untenanted principals need operator.
+		{http.MethodPost, "/v1/tenants/:tenant/templates/:id/runs", runs.Operator, true},
 	}
 }
 

@@ -37,7 +37,9 @@ type Config struct {
 // nil Metrics answers 404 at /metrics, nil Connectors lists none, nil RequestMetrics and
 // nil Log record nothing.
 type Deps struct {
-	Runs           RunService
+	Runs RunService
+	// Templates serves /v1/templates and the tenant template route; nil: no such routes.
+	Templates      TemplateService
 	Health         Health
 	Metrics        http.Handler
 	Connectors     Connectors
@@ -113,6 +115,13 @@ func (s *server) routes(e *gin.Engine) {
 	v1.GET("/audit", s.audit)
 	v1.GET("/connectors", s.connectors)
 	v1.GET("/openapi.json", s.openapi)
+	v1.POST("/templates", s.withTemplates(s.registerTemplate))
+	v1.GET("/templates", s.withTemplates(s.listTemplates))
+	v1.GET("/templates/:id", s.withTemplates(s.getTemplate))
+	v1.DELETE("/templates/:id", s.withTemplates(s.deleteTemplate))
+	v1.POST("/templates/:id/runs", s.withTemplates(s.runTemplate))
+	v1.POST("/templates/:id/fanout", s.withTemplates(s.fanout))
+	v1.POST("/tenants/:tenant/templates/:id/runs", s.withTemplates(s.runTemplate))
 }
 
 // observe records every answered request by route pattern (SPEC §10).

@@ -168,6 +168,9 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		rec.CreatedAt.UnixMilli()).Exec(ctx); err != nil {
 		return err
 	}
+	if err := insertSecrets(ctx, tx, rec); err != nil {
+		return err
+	}
 	if len(rec.Labels) == 0 {
 		return nil
 	}

@@ -91,7 +91,8 @@ func unreachable(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ce) || errors.As(err, &ne) || pgconn.Timeout(err) ||
 		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, driver.ErrBadConn) ||
-		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
+		errors.Is(err, pgconn.ErrConnClosed) // a pooled connection the server dropped
 }
 
 // translate turns a driver error into the typed errors of domain/run, keeping the driver

@@ -61,6 +61,33 @@ func writeHolder(f *os.File, h Holder) error {
 	return f.Sync()
 }
 
+// sharedLockFile takes a shared, non-blocking flock on path: every clustered member
+// holds one, and lockFile (exclusive) is refused while any is held, and vice versa.
+func sharedLockFile(path string) (func(), error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("shared history lock %s: %w", path, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); err != nil {
+		defer f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			var holder Holder
+			if data, rerr := os.ReadFile(path); rerr == nil {
+				_ = json.Unmarshal(data, &holder)
+			}
+			return nil, &LockedError{Holder: holder}
+		}
+		return nil, fmt.Errorf("shared history lock %s: %w", path, err)
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+			_ = f.Close()
+		})
+	}, nil
+}
+
 // waitFileLock takes an exclusive flock on path, waiting until ctx ends.
 func waitFileLock(ctx context.Context, path string) (func(), error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)

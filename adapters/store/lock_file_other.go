@@ -11,4 +11,6 @@ var errNoFileLock = errors.New("a SQLite file history needs flock, which this op
 
 func lockFile(string, Holder) (func(), error) { return nil, errNoFileLock }
 
+func sharedLockFile(string) (func(), error) { return nil, errNoFileLock }
+
 func waitFileLock(context.Context, string) (func(), error) { return nil, errNoFileLock }

@@ -37,6 +37,10 @@ func (s *Store) lockRunPipeline(ctx context.Context, tx bun.Tx, id string) error
 // transition owes: the callback outbox row when build says the run wants one, and the
 // promotion of the pipeline key's oldest queued run.
 func (s *Store) afterTerminal(ctx context.Context, tx bun.Tx, rec *runs.Record, build runs.CallbackBuilder) error {
+	// A terminal run needs its secrets no more (SPEC §7.2); its stored config keeps tokens.
+	if _, err := tx.NewRaw("DELETE FROM sluice_sealed_secrets WHERE run_id = ?", rec.ID).Exec(ctx); err != nil {
+		return fmt.Errorf("delete the sealed secrets of run %s: %w", rec.ID, err)
+	}
 	if build != nil {
 		if url, payload, ok := build(callbackInput(rec)); ok {
 			if _, err := tx.NewRaw(s.q(`INSERT INTO sluice_outbox (run_id, url, payload, attempts, next_at, created_at)

@@ -96,6 +96,19 @@ type Deps struct {
 	Clock        Clock            // nil = the system clock
 	Log          *slog.Logger     // nil = discard
 	Redactor     *secret.Redactor // nil = nothing registered to redact
+	// Sealer opens sealed configs and secrets of claimed runs (SPEC §7.2, §7.3); nil
+	// fails every sealed run with vault_key_missing. A member without a key passes a
+	// keyless sealer that can still name the key a ciphertext needs.
+	Sealer runs.Sealer
+	// Secrets reads a claimed run's sealed secret values; nil: runs holding ${sealed:N}
+	// tokens fail with vault_key_missing.
+	Secrets SecretSource
+}
+
+// SecretSource reads the sealed secret values of a run, index n for its ${sealed:n}
+// token (the history keeps them until the run is terminal).
+type SecretSource interface {
+	SealedSecrets(ctx context.Context, runID string) ([][]byte, error)
 }
 
 // Member executes runs: it claims them, runs them, keeps their leases, hands them back on

@@ -116,7 +116,13 @@ func (m *Member) execute(e *execution, log *slog.Logger) (res result) {
 		}
 	}
 
-	cfg, err := m.deps.Loader.Load(e.ctx, []byte(c.Config), execute.LoadOptions{
+	text, err := m.openClaimed(e.ctx, c)
+	if err != nil {
+		code, msg := codeOf(err, run.CodeVaultTampered)
+		log.Error("run failed: sealed config", "code", code, "error", msg)
+		return m.failed(code, msg, Progress{ElapsedMS: m.since(start)})
+	}
+	cfg, err := m.deps.Loader.Load(e.ctx, []byte(text), execute.LoadOptions{
 		Network:       true,
 		AllowFileDirs: m.cfg.AllowFileDirs,
 		Logical:       c.LogicalAt,

@@ -45,7 +45,11 @@ func (s *Service) Config(ctx context.Context, p Principal, id string) (string, e
 	if err != nil {
 		return "", err
 	}
-	tree, err := s.deps.Loader.Parse([]byte(rec.Config))
+	text, err := s.openConfig(ctx, rec)
+	if err != nil {
+		return "", err
+	}
+	tree, err := s.deps.Loader.Parse([]byte(text))
 	if err != nil {
 		// Stored configs were parsed at submit; one that no longer parses is not shown
 		// raw, since it could not be redacted.

@@ -48,7 +48,7 @@ func Errors() []error {
 	return slices.Clone([]error{
 		ErrDraining, ErrQueueFull, ErrIdempotencyConflict, ErrRunDeleted,
 		ErrRunNotTerminal, ErrForbidden, ErrInvalidRequest, ErrCallbackRefused,
-		ErrStateFormatRefused, ErrPoolsUnsupported,
+		ErrStateFormatRefused, ErrPoolsUnsupported, ErrVaultKeyRequired,
 	})
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/sluicehq/sluice/domain/run"
@@ -35,7 +36,7 @@ func (s *Service) Cancel(ctx context.Context, p Principal, id string) (rec *Reco
 			s.auditCancel(ctx, p, rec, from, "already_terminal")
 			return strip(rec), true, nil
 		case st == run.Queued || st == run.Pending:
-			got, ok, err := s.deps.Store.CancelQueued(ctx, id, CallbackPayload)
+			got, ok, err := s.deps.Store.CancelQueued(ctx, id, CallbackBuilderFor(s.deps.Sealer))
 			if err != nil {
 				return nil, false, err
 			}
@@ -119,7 +120,18 @@ func (s *Service) Rollback(ctx context.Context, p Principal, id string, config [
 	}
 	text := config
 	if len(text) == 0 {
-		text = []byte(rec.Config)
+		stored, err := s.openConfig(ctx, rec)
+		if err != nil {
+			return SubmitResult{}, err
+		}
+		if strings.Contains(stored, "${sealed:") {
+			return SubmitResult{}, invalid("config", "run "+id+" was started with secret params, whose sealed values are deleted once it ends: give the config (with the secrets as params) in the request")
+		}
+		text = []byte(stored)
+	}
+	cb, err := OpenCallback(ctx, s.deps.Sealer, rec.ID, rec.Callback)
+	if err != nil {
+		return SubmitResult{}, err
 	}
 	return s.Submit(ctx, SubmitRequest{
 		Principal:   p,
@@ -129,7 +141,7 @@ func (s *Service) Rollback(ctx context.Context, p Principal, id string, config [
 		Labels:      rec.Labels,
 		Pool:        rec.Pool,
 		TimeoutSecs: rec.TimeoutSecs,
-		Callback:    rec.Callback,
+		Callback:    cb,
 		Tenant:      rec.Tenant,
 		RollbackOf:  id,
 	})

@@ -28,6 +28,10 @@ type Record struct {
 	TimeoutSecs     int // 0 = none
 	Config          string
 	ConfigSealed    bool
+	// Secrets are the sealed values of the config's ${sealed:N} tokens, index N (SPEC
+	// §7.2). Create stores them apart from the run record, in its transaction; reads of a
+	// run leave them nil.
+	Secrets         [][]byte
 	Callback        *Callback
 	TemplateID      string
 	TemplateVersion int
@@ -66,6 +70,10 @@ type Callback struct {
 	URL         string         `json:"url"`
 	On          []string       `json:"on,omitempty"`
 	ExtraFields map[string]any `json:"extra_fields,omitempty"`
+	// Sealed is the vault ciphertext (base64) of the other fields, bound to the run id,
+	// when the server has a vault key (SPEC §7.3); the other fields are empty then.
+	// OpenCallback reads it back.
+	Sealed string `json:"sealed,omitempty"`
 }
 
 // Filter selects runs for List. Zero values match everything.

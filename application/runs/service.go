@@ -40,6 +40,9 @@ type Deps struct {
 	Redactor     Redactor     // nil: nothing is registered as secret
 	// NewID makes run ids; nil: UUIDv7 (time-ordered, so newest-first lists page by id).
 	NewID func() (string, error)
+	// Sealer is the vault (--vault-key); nil: configs are stored as submitted and secret
+	// params are refused with ErrVaultKeyRequired (SPEC §7.3, §7.4).
+	Sealer Sealer
 }
 
 // Config is the server settings the run use-cases read.

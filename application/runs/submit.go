@@ -84,7 +84,13 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (SubmitResult, 
 	if err != nil {
 		return SubmitResult{}, err // unreachable after a successful load; kept for safety
 	}
-	fp, err := fingerprint(tree.CanonicalJSON(), req, cb)
+	mat, err := s.materialize(tree, req.Params)
+	if err != nil {
+		return SubmitResult{}, err
+	}
+	fpReq := req
+	fpReq.Params = secretFree(tree, req.Params)
+	fp, err := fingerprint(tree.CanonicalJSON(), fpReq, cb)
 	if err != nil {
 		return SubmitResult{}, fmt.Errorf("fingerprint of the request: %w", err)
 	}
@@ -122,6 +128,12 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (SubmitResult, 
 		TemplateVersion: req.TemplateVersion,
 		ShardCount:      max(cfg.ShardCount, 1),
 		CreatedAt:       now,
+	}
+	if mat.text != "" {
+		rec.Config = mat.text
+	}
+	if err := s.seal(ctx, rec, mat.secrets); err != nil {
+		return SubmitResult{}, err
 	}
 	var idem *Idempotency
 	if req.IdempotencyKey != "" {

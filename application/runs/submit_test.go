@@ -350,7 +350,7 @@ func TestErrorsListsEverySentinel(t *testing.T) {
 	require.ElementsMatch(t, []error{
 		runs.ErrDraining, runs.ErrQueueFull, runs.ErrIdempotencyConflict, runs.ErrRunDeleted,
 		runs.ErrRunNotTerminal, runs.ErrForbidden, runs.ErrInvalidRequest, runs.ErrCallbackRefused,
-		runs.ErrStateFormatRefused, runs.ErrPoolsUnsupported,
+		runs.ErrStateFormatRefused, runs.ErrPoolsUnsupported, runs.ErrVaultKeyRequired,
 	}, errs)
 	errs[0] = nil
 	require.NotNil(t, runs.Errors()[0], "Errors returns a copy")

@@ -40,6 +40,8 @@ func Run(t *testing.T, h Harness) {
 		{"callbacks", callbackCases()},
 		{"misc", miscCases()},
 		{"schema", schemaCases()},
+		{"vault", vaultCases()},
+		{"templates", templateCases()},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -1,0 +1,311 @@
+package runs
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"strings"
+
+	"github.com/sluicehq/sluice/domain/pipeline"
+	"github.com/sluicehq/sluice/domain/secret"
+)
+
+// ErrVaultKeyRequired: a run with secret params was submitted to a server started without
+// a vault key (vault_key_required, 422, SPEC §7.4). Without a key the values could only be
+// stored in clear text, so the run is refused instead.
+var ErrVaultKeyRequired = errors.New("secret params need a vault key: start the server with --vault-key (SLUICE_VAULT_KEY; `sluice keygen` prints one)")
+
+// materialized is a config with its template params bound: what a run stores.
+type materialized struct {
+	text    string   // the config to store (before whole-config sealing)
+	secrets []string // the N-th value of each ${sealed:N} token, as it sits in text
+	tree    *pipeline.Node
+}
+
+// materialize binds the supplied params into the config (SPEC §7.2, §8.1). A request
+// that supplies no params is stored as submitted. One that does is stored with every
+// ${param.X} replaced by its value and without its params block, so the claiming member
+// loads it without the request; other directives (env, file, now, …) stay as written
+// because the claimer resolves them with its own environment. Every occurrence of a
+// supplied secret value is then replaced by a ${sealed:N} token, so the stored text holds
+// tokens only. The text is JSON (valid YAML too), written from the tree so no quoting can
+// hide a value from the tokenizer. The params were checked by the load that came before.
+func (s *Service) materialize(root *pipeline.Node, supplied map[string]string) (materialized, error) {
+	block := root.Get("params")
+	if block == nil || len(supplied) == 0 {
+		// Without supplied values the claimer resolves the defaults itself.
+		return materialized{tree: root}, nil
+	}
+	decl, errs := pipeline.ParseParams(block)
+	if err := errs.Err(); err != nil {
+		return materialized{}, err
+	}
+	values, errs := pipeline.BindParams(decl, supplied)
+	if err := errs.Err(); err != nil {
+		return materialized{}, err
+	}
+	var secrets, names []string
+	for _, p := range decl {
+		if !p.Secret {
+			continue
+		}
+		if _, ok := supplied[p.Name]; !ok {
+			continue // a default is part of the config text: it was never secret
+		}
+		if v, ok := values[p.Name]; ok {
+			secrets = append(secrets, escapeDollar(pipeline.ParamText(v)))
+			names = append(names, p.Name)
+		}
+	}
+	if len(secrets) > 0 && s.deps.Sealer == nil {
+		return materialized{}, ErrVaultKeyRequired
+	}
+	for i, v := range secrets {
+		if len([]rune(v)) < secret.MinLen {
+			return materialized{}, fmt.Errorf("params.%s: %w: a secret param must be at least %d characters long",
+				names[i], secret.ErrTooShort, secret.MinLen)
+		}
+	}
+	types := map[string]pipeline.ParamType{}
+	for _, p := range decl {
+		types[p.Name] = p.Type
+	}
+	tree := root.Clone()
+	kept := tree.Fields[:0]
+	for _, f := range tree.Fields {
+		if f.Key != "params" {
+			kept = append(kept, f)
+		}
+	}
+	tree.Fields = kept
+	var failed error
+	_ = tree.Walk("", func(_ string, n *pipeline.Node) error {
+		if failed != nil || n.Kind != pipeline.KindScalar || n.Type != pipeline.TypeString {
+			return nil
+		}
+		if err := bindLeaf(n, values, types); err != nil {
+			failed = err
+			return nil
+		}
+		if len(secrets) > 0 {
+			out, err := secret.Tokenize(n.Value, secrets)
+			if err != nil {
+				failed = err
+				return nil
+			}
+			n.Value = out
+		}
+		return nil
+	})
+	if failed != nil {
+		return materialized{}, failed
+	}
+	var b bytes.Buffer
+	writeNode(&b, tree, "")
+	b.WriteByte('\n')
+	return materialized{text: b.String(), secrets: secrets, tree: tree}, nil
+}
+
+// bindLeaf replaces the ${param.X} directives of one string scalar by their values. The
+// literal parts and the values are written back with ${ escaped, so the claimer's loader
+// reads them as text, never as directives.
+func bindLeaf(n *pipeline.Node, values map[string]any, types map[string]pipeline.ParamType) error {
+	if !strings.Contains(n.Value, "${") {
+		return nil
+	}
+	tpl, err := pipeline.ParseTemplate(n.Value)
+	if err != nil {
+		return err
+	}
+	if d, ok := tpl.Single(); ok && d.Kind == pipeline.DirectiveParam {
+		if v, ok := values[d.Arg]; ok {
+			n.Value = escapeDollar(pipeline.ParamText(v))
+			n.Type = pipeline.ParamScalarType(types[d.Arg])
+		}
+		return nil
+	}
+	var b strings.Builder
+	for _, p := range tpl.Parts {
+		switch {
+		case p.Directive == nil:
+			b.WriteString(escapeDollar(p.Literal))
+		case p.Directive.Kind == pipeline.DirectiveParam:
+			if v, ok := values[p.Directive.Arg]; ok {
+				b.WriteString(escapeDollar(pipeline.ParamText(v)))
+			} else {
+				b.WriteString(p.Directive.Raw)
+			}
+		default:
+			b.WriteString(p.Directive.Raw)
+		}
+	}
+	n.Value = b.String()
+	return nil
+}
+
+func escapeDollar(s string) string { return strings.ReplaceAll(s, "${", "$${") }
+
+// seal seals a new run's stored parts bound to its id (SPEC §7.3): the whole config and
+// each secret value. Without a sealer nothing is sealed (materialize already refused
+// secrets then).
+func (s *Service) seal(ctx context.Context, rec *Record, secrets []string) error {
+	if s.deps.Sealer == nil {
+		return nil
+	}
+	ct, err := s.deps.Sealer.Seal(ctx, rec.ID, PurposeConfig, []byte(rec.Config))
+	if err != nil {
+		return fmt.Errorf("seal the config of run %s: %w", rec.ID, err)
+	}
+	rec.Config, rec.ConfigSealed = base64.StdEncoding.EncodeToString(ct), true
+	if rec.Callback != nil {
+		plain, err := json.Marshal(rec.Callback)
+		if err != nil {
+			return fmt.Errorf("encode the callback of run %s: %w", rec.ID, err)
+		}
+		ct, err := s.deps.Sealer.Seal(ctx, rec.ID, PurposeCallback, plain)
+		if err != nil {
+			return fmt.Errorf("seal the callback of run %s: %w", rec.ID, err)
+		}
+		rec.Callback = &Callback{Sealed: base64.StdEncoding.EncodeToString(ct)}
+	}
+	for i, v := range secrets {
+		ct, err := s.deps.Sealer.Seal(ctx, rec.ID, SecretPurpose(i), []byte(v))
+		if err != nil {
+			return fmt.Errorf("seal secret %d of run %s: %w", i, rec.ID, err)
+		}
+		rec.Secrets = append(rec.Secrets, ct)
+	}
+	return nil
+}
+
+// openConfig returns a stored config in clear text (still with its ${sealed:N} tokens).
+func (s *Service) openConfig(ctx context.Context, rec *Record) (string, error) {
+	return OpenConfig(ctx, s.deps.Sealer, rec.ID, rec.Config, rec.ConfigSealed)
+}
+
+// OpenConfig opens a run's stored config when it is sealed; a config stored in clear text
+// comes back as is. A sealed config and no sealer is a *VaultKeyMissingError (the key id
+// unknown: this member has no key at all).
+func OpenConfig(ctx context.Context, sealer Sealer, runID, stored string, sealed bool) (string, error) {
+	if !sealed {
+		return stored, nil
+	}
+	ct, err := base64.StdEncoding.DecodeString(stored)
+	if err != nil {
+		return "", fmt.Errorf("the sealed config of run %s is not base64: %w", runID, ErrVaultTampered)
+	}
+	if sealer == nil {
+		return "", &VaultKeyMissingError{KeyID: "(unknown: this member has no vault key)"}
+	}
+	pt, err := sealer.Open(ctx, runID, PurposeConfig, ct)
+	if err != nil {
+		return "", err
+	}
+	return string(pt), nil
+}
+
+// SecretRegistry learns opened secret values so logs and errors mask them.
+type SecretRegistry interface {
+	Register(values ...string)
+}
+
+// OpenRun is what the claiming member (or a shard worker) loads: the stored config opened
+// and its ${sealed:N} tokens restored from the run's sealed secrets, each registered with
+// reg first (SPEC §7.2). Failures are *VaultKeyMissingError, ErrVaultTampered or
+// secret.ErrUnknownToken; the tokens are never run.
+func OpenRun(ctx context.Context, sealer Sealer, reg SecretRegistry, runID, stored string, sealed bool, secrets [][]byte) (string, error) {
+	text, err := OpenConfig(ctx, sealer, runID, stored, sealed)
+	if err != nil {
+		return "", err
+	}
+	if !strings.Contains(text, "${sealed:") {
+		return text, nil
+	}
+	values := make([]string, 0, len(secrets))
+	for i, ct := range secrets {
+		if sealer == nil {
+			return "", &VaultKeyMissingError{KeyID: "(unknown: this member has no vault key)"}
+		}
+		pt, err := sealer.Open(ctx, runID, SecretPurpose(i), ct)
+		if err != nil {
+			return "", err
+		}
+		v := string(pt)
+		if reg != nil {
+			reg.Register(v, strings.ReplaceAll(v, "$${", "${"))
+		}
+		values = append(values, jsonEscape(v))
+	}
+	return secret.Restore(text, values)
+}
+
+// jsonEscape is v as it sits inside a JSON string: the stored config is JSON.
+func jsonEscape(v string) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+	out := b.String()
+	return out[1 : len(out)-2] // drop the quotes and the newline
+}
+
+// secretFree drops the supplied secret params from what the fingerprint covers: replays
+// compare the tokenized config (SPEC §7.5), and no digest of a secret is kept.
+func secretFree(root *pipeline.Node, params map[string]string) map[string]string {
+	block := root.Get("params")
+	if block == nil || len(params) == 0 {
+		return params
+	}
+	decl, _ := pipeline.ParseParams(block)
+	out := maps.Clone(params)
+	for _, p := range decl {
+		if p.Secret {
+			delete(out, p.Name)
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// OpenCallback returns a run's callback settings in clear: cb itself unless it is sealed.
+func OpenCallback(ctx context.Context, sealer Sealer, runID string, cb *Callback) (*Callback, error) {
+	if cb == nil || cb.Sealed == "" {
+		return cb, nil
+	}
+	ct, err := base64.StdEncoding.DecodeString(cb.Sealed)
+	if err != nil {
+		return nil, fmt.Errorf("the sealed callback of run %s is not base64: %w", runID, ErrVaultTampered)
+	}
+	if sealer == nil {
+		return nil, &VaultKeyMissingError{KeyID: "(unknown: this member has no vault key)"}
+	}
+	plain, err := sealer.Open(ctx, runID, PurposeCallback, ct)
+	if err != nil {
+		return nil, err
+	}
+	var out Callback
+	if err := json.Unmarshal(plain, &out); err != nil {
+		return nil, fmt.Errorf("the sealed callback of run %s is not JSON: %w", runID, ErrVaultTampered)
+	}
+	return &out, nil
+}
+
+// CallbackBuilderFor is CallbackPayload for runs whose callback settings may be sealed:
+// it opens them with sealer first. A callback that does not open is not sent — there is
+// no address to send it to — and the run's own status already tells what happened.
+func CallbackBuilderFor(sealer Sealer) CallbackBuilder {
+	return func(in CallbackInput) (string, []byte, bool) {
+		cb, err := OpenCallback(context.Background(), sealer, in.RunID, in.Callback)
+		if err != nil {
+			return "", nil, false
+		}
+		in.Callback = cb
+		return CallbackPayload(in)
+	}
+}

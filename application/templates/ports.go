@@ -1,0 +1,43 @@
+package templates
+
+import (
+	"context"
+	"time"
+
+	"github.com/sluicehq/sluice/application/runs"
+	"github.com/sluicehq/sluice/domain/pool"
+)
+
+// Template is one version of a registered template.
+type Template struct {
+	ID           string
+	Version      int
+	Config       string // as registered, or a vault ciphertext (base64) when ConfigSealed
+	ConfigSealed bool
+	Pool         string // the template's pool; "" = the config's, then default
+	PoolOverride pool.Override
+	// Tenants may run it on their tenant route; AllTenants is `tenants: "*"`.
+	Tenants    []string
+	AllTenants bool
+	CreatedBy  string
+	CreatedAt  time.Time
+}
+
+// Store keeps templates. Errors: run.ErrNotFound for a missing id; ErrInUse from Delete.
+type Store interface {
+	// AddTemplate stores t as the next version of t.ID (1 for a new id) and sets
+	// t.Version; the version is chosen and inserted in one transaction.
+	AddTemplate(ctx context.Context, t *Template) error
+	// LatestTemplate returns the newest version of id.
+	LatestTemplate(ctx context.Context, id string) (*Template, error)
+	// ListTemplates returns the newest version of every template, by id.
+	ListTemplates(ctx context.Context) ([]*Template, error)
+	// DeleteTemplate deletes every version of id unless a queued or pending run records
+	// it (ErrInUse); the check and the delete are one transaction.
+	DeleteTemplate(ctx context.Context, id string) error
+}
+
+// Submitter is the one submit funnel (runs.Service).
+type Submitter interface {
+	Submit(ctx context.Context, req runs.SubmitRequest) (runs.SubmitResult, error)
+}

@@ -1,0 +1,314 @@
+package templates
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/sluicehq/sluice/application/execute"
+	"github.com/sluicehq/sluice/application/runs"
+	"github.com/sluicehq/sluice/domain/naming"
+	"github.com/sluicehq/sluice/domain/pipeline"
+	"github.com/sluicehq/sluice/domain/pool"
+	"github.com/sluicehq/sluice/domain/run"
+)
+
+// Deps are the ports of the template use-cases; Sealer is optional (no vault key).
+type Deps struct {
+	Store  Store
+	Runs   Submitter
+	Loader *execute.Loader
+	Sealer runs.Sealer
+	Clock  func() time.Time // nil: time.Now
+}
+
+// Service holds the template use-cases. It is safe for concurrent use.
+type Service struct{ deps Deps }
+
+// New returns the template use-cases.
+func New(deps Deps) *Service {
+	if deps.Clock == nil {
+		deps.Clock = time.Now
+	}
+	return &Service{deps: deps}
+}
+
+// RegisterRequest is POST /v1/templates.
+type RegisterRequest struct {
+	ID           string
+	Config       []byte
+	Pool         string
+	PoolOverride pool.Override
+	Tenants      []string
+	AllTenants   bool
+}
+
+// View is a template as the API shows it: its settings and declared params, never its
+// config (which may hold credentials).
+type View struct {
+	ID           string
+	Version      int
+	Pool         string
+	PoolOverride pool.Override
+	Tenants      []string
+	AllTenants   bool
+	Params       []pipeline.Param
+	CreatedBy    string
+	CreatedAt    time.Time
+}
+
+// Register stores a new version of a template (admin). The config must parse and its
+// params block must be valid; errors name the param (params.X.type, …).
+func (s *Service) Register(ctx context.Context, p runs.Principal, req RegisterRequest) (*View, error) {
+	if err := admin(p, "register templates"); err != nil {
+		return nil, err
+	}
+	if err := naming.Check("id", req.ID); err != nil {
+		return nil, &runs.InvalidRequestError{Field: "id", Message: err.Error()}
+	}
+	if req.Pool != "" {
+		if err := pool.Validate(req.Pool); err != nil {
+			return nil, &runs.InvalidRequestError{Field: "pool", Message: err.Error()}
+		}
+	}
+	for i, t := range req.Tenants {
+		if err := naming.Check("tenant", t); err != nil {
+			return nil, &runs.InvalidRequestError{Field: "tenants[" + strconv.Itoa(i) + "]", Message: err.Error()}
+		}
+	}
+	for i, pl := range req.PoolOverride.Allowed {
+		if err := pool.Validate(pl); err != nil {
+			return nil, &runs.InvalidRequestError{Field: "pool_override[" + strconv.Itoa(i) + "]", Message: err.Error()}
+		}
+	}
+	if len(req.Config) == 0 {
+		return nil, &runs.InvalidRequestError{Field: "config", Message: "is required: give the pipeline as YAML or JSON text, or as a JSON object"}
+	}
+	root, err := s.deps.Loader.Parse(req.Config)
+	if err != nil {
+		return nil, err
+	}
+	params, errs := pipeline.ParseParams(root.Get("params"))
+	if err := errs.Err(); err != nil {
+		return nil, err
+	}
+	t := &Template{
+		ID: req.ID, Config: string(req.Config), Pool: req.Pool, PoolOverride: req.PoolOverride,
+		Tenants: slices.Clone(req.Tenants), AllTenants: req.AllTenants, CreatedBy: p.Name,
+		CreatedAt: s.deps.Clock().UTC(),
+	}
+	if s.deps.Sealer != nil {
+		// Bound to the template id: a ciphertext moved to another template does not open.
+		ct, err := s.deps.Sealer.Seal(ctx, t.ID, runs.PurposeTemplate, req.Config)
+		if err != nil {
+			return nil, fmt.Errorf("seal template %s: %w", t.ID, err)
+		}
+		t.Config, t.ConfigSealed = base64.StdEncoding.EncodeToString(ct), true
+	}
+	if err := s.deps.Store.AddTemplate(ctx, t); err != nil {
+		return nil, err
+	}
+	return view(t, params), nil
+}
+
+// Get returns the newest version of a template (viewer; not tenant principals).
+func (s *Service) Get(ctx context.Context, p runs.Principal, id string) (*View, error) {
+	if err := viewer(p); err != nil {
+		return nil, err
+	}
+	t, err := s.deps.Store.LatestTemplate(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return s.view(ctx, t)
+}
+
+// List returns the newest version of every template.
+func (s *Service) List(ctx context.Context, p runs.Principal) ([]*View, error) {
+	if err := viewer(p); err != nil {
+		return nil, err
+	}
+	ts, err := s.deps.Store.ListTemplates(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*View, 0, len(ts))
+	for _, t := range ts {
+		v, err := s.view(ctx, t)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// Delete removes every version of a template (admin); ErrInUse while runs wait on it.
+func (s *Service) Delete(ctx context.Context, p runs.Principal, id string) error {
+	if err := admin(p, "delete templates"); err != nil {
+		return err
+	}
+	return s.deps.Store.DeleteTemplate(ctx, id)
+}
+
+// RunRequest is POST /v1/templates/{id}/runs (and the tenant route when Tenant is set).
+type RunRequest struct {
+	Tenant         string
+	Params         map[string]string
+	Pool           string
+	Labels         map[string]string
+	IdempotencyKey string
+	RunKey         string
+	Callback       *runs.Callback
+	TriggerKind    run.TriggerKind // "" = template, or tenant when Tenant is set
+}
+
+// Run materializes the newest version of the template with the params and submits it
+// through the one funnel, recording {id, version} on the run.
+func (s *Service) Run(ctx context.Context, p runs.Principal, id string, req RunRequest) (runs.SubmitResult, error) {
+	t, err := s.deps.Store.LatestTemplate(ctx, id)
+	if err != nil {
+		return runs.SubmitResult{}, err
+	}
+	return s.run(ctx, p, t, req)
+}
+
+func (s *Service) run(ctx context.Context, p runs.Principal, t *Template, req RunRequest) (runs.SubmitResult, error) {
+	if req.Tenant != "" && !t.AllTenants && !slices.Contains(t.Tenants, req.Tenant) {
+		return runs.SubmitResult{}, fmt.Errorf("template %s, tenant %s: %w", t.ID, req.Tenant, ErrTenantNotAllowed)
+	}
+	text, err := s.open(ctx, t)
+	if err != nil {
+		return runs.SubmitResult{}, err
+	}
+	if req.Pool != "" {
+		cfgPool := ""
+		if root, err := s.deps.Loader.Parse(text); err == nil {
+			if n := root.Get("pool"); n != nil && n.Kind == pipeline.KindScalar {
+				cfgPool = n.Value
+			}
+		}
+		if err := t.PoolOverride.Check(req.Pool, pool.Resolve(t.Pool, cfgPool)); err != nil {
+			return runs.SubmitResult{}, err
+		}
+	}
+	poolName := req.Pool
+	if poolName == "" {
+		poolName = t.Pool
+	}
+	kind := req.TriggerKind
+	if kind == "" {
+		kind = run.TriggerTemplate
+		if req.Tenant != "" {
+			kind = run.TriggerTenant
+		}
+	}
+	return s.deps.Runs.Submit(ctx, runs.SubmitRequest{
+		Principal: p, TriggerKind: string(kind), Config: text, Labels: req.Labels, Pool: poolName,
+		IdempotencyKey: req.IdempotencyKey, RunKey: req.RunKey, Callback: req.Callback,
+		Params: req.Params, Tenant: req.Tenant, TemplateID: t.ID, TemplateVersion: t.Version,
+	})
+}
+
+// FanoutEntry is one run of a fan-out.
+type FanoutEntry struct {
+	Params map[string]string
+	Labels map[string]string
+}
+
+// FanoutResult is the answer for one entry: its run, or why it was refused.
+type FanoutResult struct {
+	runs.SubmitResult
+	Err error
+}
+
+// Fanout starts one run per entry (SPEC §8.2). Each entry's idempotency key is derived
+// from the whole request and the entry's index, so resending the same fan-out answers
+// the same runs instead of starting them again.
+func (s *Service) Fanout(ctx context.Context, p runs.Principal, id, poolName string, entries []FanoutEntry) ([]FanoutResult, error) {
+	if len(entries) == 0 {
+		return nil, &runs.InvalidRequestError{Field: "runs", Message: "give at least one entry {params, labels?}"}
+	}
+	t, err := s.deps.Store.LatestTemplate(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	digest, err := json.Marshal(struct {
+		ID      string        `json:"id"`
+		Version int           `json:"version"`
+		Pool    string        `json:"pool"`
+		Runs    []FanoutEntry `json:"runs"`
+	}{t.ID, t.Version, poolName, entries})
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(digest)
+	base := "fanout:" + hex.EncodeToString(sum[:16])
+	out := make([]FanoutResult, 0, len(entries))
+	for i, e := range entries {
+		res, err := s.run(ctx, p, t, RunRequest{
+			Params: e.Params, Labels: e.Labels, Pool: poolName,
+			IdempotencyKey: base + ":" + strconv.Itoa(i), TriggerKind: run.TriggerFanout,
+		})
+		out = append(out, FanoutResult{SubmitResult: res, Err: err})
+	}
+	return out, nil
+}
+
+// open returns a template's config text.
+func (s *Service) open(ctx context.Context, t *Template) ([]byte, error) {
+	if !t.ConfigSealed {
+		return []byte(t.Config), nil
+	}
+	ct, err := base64.StdEncoding.DecodeString(t.Config)
+	if err != nil {
+		return nil, fmt.Errorf("the sealed config of template %s is not base64: %w", t.ID, runs.ErrVaultTampered)
+	}
+	if s.deps.Sealer == nil {
+		return nil, fmt.Errorf("template %s is sealed and this server has no --vault-key: %w", t.ID, runs.ErrVaultKeyRequired)
+	}
+	return s.deps.Sealer.Open(ctx, t.ID, runs.PurposeTemplate, ct)
+}
+
+func (s *Service) view(ctx context.Context, t *Template) (*View, error) {
+	text, err := s.open(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	var params []pipeline.Param
+	if root, err := s.deps.Loader.Parse(text); err == nil {
+		params, _ = pipeline.ParseParams(root.Get("params"))
+	}
+	return view(t, params), nil
+}
+
+func view(t *Template, params []pipeline.Param) *View {
+	return &View{
+		ID: t.ID, Version: t.Version, Pool: t.Pool, PoolOverride: t.PoolOverride,
+		Tenants: slices.Clone(t.Tenants), AllTenants: t.AllTenants, Params: params,
+		CreatedBy: t.CreatedBy, CreatedAt: t.CreatedAt,
+	}
+}
+
+func admin(p runs.Principal, what string) error {
+	if p.Tenant != "" || p.Role != runs.Admin {
+		return fmt.Errorf("%w: %s needs the admin role (untenanted); principal %q is %q", runs.ErrForbidden, what, p.Name, p.Role)
+	}
+	return nil
+}
+
+func viewer(p runs.Principal) error {
+	switch {
+	case p.Tenant != "":
+		return fmt.Errorf("%w: tenant principal %q may not list templates", runs.ErrForbidden, p.Name)
+	case p.Role != runs.Viewer && p.Role != runs.Operator && p.Role != runs.Admin:
+		return fmt.Errorf("%w: principal %q has no role", runs.ErrForbidden, p.Name)
+	}
+	return nil
+}
