@@ -15,10 +15,12 @@ import (
 	"github.com/sluicehq/sluice/domain/run"
 )
 
-// List page sizes (SPEC §2.3).
+// List page sizes (SPEC §2.3). The store allows one row more than the API's largest page:
+// the run service asks for limit+1 to learn whether another page exists, and a store cap
+// equal to the API's would hide the next page of every full 500-row page.
 const (
 	DefaultListLimit = 50
-	MaxListLimit     = 500
+	MaxListLimit     = runs.MaxListLimit + 1
 )
 
 // Get returns the run with id, or run.ErrNotFound.
@@ -44,7 +46,7 @@ func (s *Store) getRun(ctx context.Context, db bun.IDB, id, suffix string) (*run
 }
 
 // List returns runs newest first (by id: UUIDv7 ids sort by creation). Filter.After is
-// the id of the last run of the previous page. Limit defaults to 50 and is capped at 500.
+// the id of the last run of the previous page. Limit defaults to 50 and is capped at MaxListLimit.
 func (s *Store) List(ctx context.Context, f runs.Filter) ([]*runs.Record, error) {
 	var (
 		where []string

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sluicehq/sluice/adapters/store"
 	"github.com/sluicehq/sluice/application/runs"
 	"github.com/sluicehq/sluice/domain/run"
 )
@@ -85,7 +86,19 @@ func runsCases() map[string]func(*testing.T, *env) {
 			}
 			require.Equal(t, want, seen)
 		},
-		"list limit defaults to 50 and is capped at 500": func(t *testing.T, e *env) {
+		"a full page of the API's largest size still shows the next page": func(t *testing.T, e *env) {
+			// The service asks for limit+1 rows to learn whether another page exists.
+			for range runs.MaxListLimit + 2 {
+				e.create(t, rec("big"))
+			}
+			page, err := e.s.List(e.ctx, runs.Filter{Limit: runs.MaxListLimit + 1})
+			require.NoError(t, err)
+			require.Len(t, page, runs.MaxListLimit+1)
+			page, err = e.s.List(e.ctx, runs.Filter{Limit: 10_000})
+			require.NoError(t, err)
+			require.Len(t, page, store.MaxListLimit, "the store still bounds what one call reads")
+		},
+		"list limit defaults to 50": func(t *testing.T, e *env) {
 			for range 60 {
 				e.create(t, rec("many"))
 			}
