@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -37,6 +39,13 @@ func (s tagSealer) KeyID() string  { return s.id }
 func (s tagSealer) FormatMax() int { return 1 }
 
 type secretsByRun map[string][][]byte
+
+// downSecrets is a history that does not answer when the secrets are read.
+type downSecrets struct{}
+
+func (downSecrets) SealedSecrets(context.Context, string) ([][]byte, error) {
+	return nil, fmt.Errorf("read: %w", run.ErrUnavailable)
+}
 
 func (m secretsByRun) SealedSecrets(_ context.Context, id string) ([][]byte, error) {
 	return m[id], nil
@@ -75,6 +84,20 @@ func TestSealedRunsAreOpenedRestoredAndRegistered(t *testing.T) {
 	defer mu.Unlock()
 	require.Equal(t, `{"dsn": "postgres://u:hunter2-long@db/x"}`, loaded)
 	require.Equal(t, "x ***", h.red.Redact("x hunter2-long"), "the secret is registered")
+}
+
+// A history outage while reading the secrets is not the run's fault: it goes back to
+// pending without spending an attempt instead of failing as tampered.
+func TestSealedRunIsHandedBackWhenTheHistoryDoesNotAnswer(t *testing.T) {
+	t.Parallel()
+	c, _ := sealedClaim(t, "r1", "r1")
+	store := newFakeStore(c)
+	runner := &fakeRunner{fn: succeed(1)}
+	start(t, store, runner, func(_ *cluster.Config, d *cluster.Deps) { d.Sealer, d.Secrets = tagSealer{id: "k1"}, downSecrets{} })
+	require.Eventually(t, func() bool { _, ok := store.handBack("r1"); return ok }, 5*time.Second, 5*time.Millisecond)
+	_, ended := store.outcome("r1")
+	require.False(t, ended, "not failed")
+	require.Zero(t, runner.started.Load(), "the tokens never run")
 }
 
 func TestSealedRunFailures(t *testing.T) {

@@ -117,6 +117,12 @@ func (m *Member) execute(e *execution, log *slog.Logger) (res result) {
 	}
 
 	text, err := m.openClaimed(e.ctx, c)
+	if errors.Is(err, run.ErrUnavailable) {
+		// The history, not the vault, failed: the run is not at fault and spends nothing.
+		log.Warn("the history did not answer while reading the run's sealed secrets; handing the run back",
+			"error", m.redact(err.Error()))
+		return result{act: actPark, stats: Progress{}}
+	}
 	if err != nil {
 		code, msg := codeOf(err, run.CodeVaultTampered)
 		log.Error("run failed: sealed config", "code", code, "error", msg)

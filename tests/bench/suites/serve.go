@@ -30,10 +30,8 @@ const (
 	serveRunTimeout = 2 * time.Minute // from the first submission to the last terminal run
 	serveStartup    = time.Minute
 	servePollEvery  = 100 * time.Millisecond
-	// servePageLimit is one below the API's largest page (500): at exactly 500 the store
-	// caps the service's one-more-row probe, so no next_cursor comes back and the listing
-	// would silently end after one page.
-	servePageLimit  = 499
+	// servePageLimit is the API's largest page.
+	servePageLimit  = 500
 	sinkSampleEvery = 100 // every 100th SQLite sink file has its row counted
 	idleRuns        = 20  // runs submitted one at a time on the idle server, after the burst
 	// Targets of issue 3, printed next to the numbers (never asserted).
