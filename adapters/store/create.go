@@ -38,8 +38,13 @@ func (s *Store) Create(ctx context.Context, rec *runs.Record, idem *runs.Idempot
 	}
 	var res runs.CreateResult
 	err := s.runInTx(ctx, func(ctx context.Context, tx bun.Tx) error {
-		if err := s.lockPipeline(ctx, tx, rec.Tenant, rec.Name); err != nil {
-			return err
+		// Only a decision that depends on the key's other runs needs the key's lock: a
+		// serial run may have to queue, and a run_key must stay unique per key. A plain
+		// run is inserted without waiting for its siblings' transactions.
+		if rec.Serial || rec.RunKey != "" || status == string(run.Queued) {
+			if err := s.lockPipeline(ctx, tx, rec.Tenant, rec.Name); err != nil {
+				return err
+			}
 		}
 		if idem != nil {
 			existing, claimed, err := s.claimIdempotency(ctx, tx, rec.ID, idem)

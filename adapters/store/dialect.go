@@ -50,14 +50,29 @@ func (s *Store) lockKey(parts ...string) int64 {
 	return int64(h.Sum64()) //nolint:gosec // a hash reinterpreted as a signed key on purpose
 }
 
-// lockPipeline takes the transaction-scoped lock of a pipeline key, so that admission
-// (Create) and promotion (every terminal transition) of one (tenant, name) never
-// interleave. Every transaction that takes it does so before touching a run row, so the
-// lock order is always pipeline key, then rows.
+// lockPipeline takes the transaction-scoped EXCLUSIVE lock of a pipeline key. Admission
+// decisions that depend on the key's other runs take it (a serial run queued behind an
+// active one, a run_key's uniqueness), as does the stranded-queue sweep. Every
+// transaction that takes it does so before touching a run row, so the lock order is
+// always pipeline key, then rows.
 func (s *Store) lockPipeline(ctx context.Context, tx bun.Tx, tenant, name string) error {
 	if !s.d.pipelineLocks {
 		return nil
 	}
 	_, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?)", s.lockKey("pipeline", tenant, name))
+	return err
+}
+
+// lockPipelineShared takes the SHARED lock of a pipeline key: terminal transitions
+// (which promote the key's oldest queued run) hold it, so they never interleave with an
+// exclusive admission decision — a serial run is never queued behind a run whose end
+// could not see it — but they no longer wait for each other: runs of one busy pipeline
+// ending one at a time was what capped a single node's throughput. promote makes two
+// ends that both matter to a queued run take turns on the queued row instead.
+func (s *Store) lockPipelineShared(ctx context.Context, tx bun.Tx, tenant, name string) error {
+	if !s.d.pipelineLocks {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock_shared(?)", s.lockKey("pipeline", tenant, name))
 	return err
 }

@@ -137,6 +137,11 @@ RETURNING `+runCols("")),
 		if rec == nil {
 			return leaseLost(ref)
 		}
+		if len(o.Logs) > 0 {
+			if err := s.appendLogs(ctx, tx, ref.ID, o.Logs); err != nil {
+				return fmt.Errorf("write the run's last log lines: %w", err)
+			}
+		}
 		return s.afterTerminal(ctx, tx, rec, build)
 	})
 	return translate("finish run "+ref.ID, err)

@@ -32,61 +32,67 @@ func (s *Store) AppendLogs(ctx context.Context, runID string, lines []cluster.Lo
 		return nil
 	}
 	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		var cur struct {
-			Lines     int   `bun:"log_lines"`
-			Bytes     int64 `bun:"log_bytes"`
-			Truncated bool  `bun:"log_truncated"`
-		}
-		err := tx.NewRaw("SELECT log_lines, log_bytes, log_truncated FROM sluice_runs WHERE id = ?"+s.d.forUpdate, runID).Scan(ctx, &cur)
-		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("run %s: %w", runID, run.ErrNotFound)
-		}
-		if err != nil || cur.Truncated {
-			return err
-		}
-		var (
-			vals      strings.Builder
-			args      []any
-			truncated bool
-		)
-		row := func(at time.Time, level, msg, attrs string) {
-			if at.IsZero() {
-				at = time.Now()
-			}
-			if len(args) > 0 {
-				vals.WriteString(", ")
-			}
-			vals.WriteString("(?, ?, ?, ?, ?, ?)")
-			cur.Lines++
-			cur.Bytes += int64(len(msg) + len(attrs))
-			args = append(args, runID, cur.Lines, at.UnixMilli(), level, msg, attrs)
-		}
-		for _, l := range lines {
-			attrs := "{}"
-			if len(l.Attrs) > 0 {
-				b, err := json.Marshal(l.Attrs)
-				if err != nil {
-					return fmt.Errorf("log attributes: %w", err)
-				}
-				attrs = string(b)
-			}
-			if cur.Lines+1 > MaxLogLines || cur.Bytes+int64(len(l.Message)+len(attrs)) > MaxLogBytes {
-				row(l.At, "WARN", fmt.Sprintf("%sthe log of this run reached its cap of %d lines or %d bytes; later lines are not kept",
-					TruncationPrefix, MaxLogLines, MaxLogBytes), "{}")
-				truncated = true
-				break
-			}
-			row(l.At, l.Level, l.Message, attrs)
-		}
-		if _, err := tx.NewRaw("INSERT INTO sluice_run_logs (run_id, seq, at, level, message, attrs) VALUES "+vals.String(),
-			args...).Exec(ctx); err != nil {
-			return err
-		}
-		_, err = tx.NewRaw("UPDATE sluice_runs SET log_lines = ?, log_bytes = ?, log_truncated = ? WHERE id = ?",
-			cur.Lines, cur.Bytes, truncated, runID).Exec(ctx)
-		return err
+		return s.appendLogs(ctx, tx, runID, lines)
 	})
 	return translate("append logs of run "+runID, err)
+}
+
+// appendLogs is AppendLogs inside the caller's transaction (Finish writes a run's last
+// lines in its terminal transaction).
+func (s *Store) appendLogs(ctx context.Context, tx bun.Tx, runID string, lines []cluster.LogLine) error {
+	var cur struct {
+		Lines     int   `bun:"log_lines"`
+		Bytes     int64 `bun:"log_bytes"`
+		Truncated bool  `bun:"log_truncated"`
+	}
+	err := tx.NewRaw("SELECT log_lines, log_bytes, log_truncated FROM sluice_runs WHERE id = ?"+s.d.forUpdate, runID).Scan(ctx, &cur)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("run %s: %w", runID, run.ErrNotFound)
+	}
+	if err != nil || cur.Truncated {
+		return err
+	}
+	var (
+		vals      strings.Builder
+		args      []any
+		truncated bool
+	)
+	row := func(at time.Time, level, msg, attrs string) {
+		if at.IsZero() {
+			at = time.Now()
+		}
+		if len(args) > 0 {
+			vals.WriteString(", ")
+		}
+		vals.WriteString("(?, ?, ?, ?, ?, ?)")
+		cur.Lines++
+		cur.Bytes += int64(len(msg) + len(attrs))
+		args = append(args, runID, cur.Lines, at.UnixMilli(), level, msg, attrs)
+	}
+	for _, l := range lines {
+		attrs := "{}"
+		if len(l.Attrs) > 0 {
+			b, err := json.Marshal(l.Attrs)
+			if err != nil {
+				return fmt.Errorf("log attributes: %w", err)
+			}
+			attrs = string(b)
+		}
+		if cur.Lines+1 > MaxLogLines || cur.Bytes+int64(len(l.Message)+len(attrs)) > MaxLogBytes {
+			row(l.At, "WARN", fmt.Sprintf("%sthe log of this run reached its cap of %d lines or %d bytes; later lines are not kept",
+				TruncationPrefix, MaxLogLines, MaxLogBytes), "{}")
+			truncated = true
+			break
+		}
+		row(l.At, l.Level, l.Message, attrs)
+	}
+	if _, err := tx.NewRaw("INSERT INTO sluice_run_logs (run_id, seq, at, level, message, attrs) VALUES "+vals.String(),
+		args...).Exec(ctx); err != nil {
+		return err
+	}
+	_, err = tx.NewRaw("UPDATE sluice_runs SET log_lines = ?, log_bytes = ?, log_truncated = ? WHERE id = ?",
+		cur.Lines, cur.Bytes, truncated, runID).Exec(ctx)
+	return err
 }
 
 // Logs returns up to limit lines of a run with seq > after, oldest first. A missing run

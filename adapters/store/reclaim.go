@@ -24,8 +24,22 @@ const reclaimBatch = 500
 // Each run is reclaimed in its own transaction that re-checks the expiry under a row
 // lock, so a member renewing at the same instant either wins or loses cleanly, and lock
 // order (pipeline key, then row) is the same as Finish's.
+//
+// It also promotes queued runs stranded with no active sibling (promoteStranded), the
+// backstop of the promotion a terminal transition makes.
 func (s *Store) Reclaim(ctx context.Context, build runs.CallbackBuilder) ([]cluster.Reclaimed, error) {
-	return s.reclaim(ctx, "lease_expires_at <= {now}", nil, build)
+	out, err := s.reclaim(ctx, "lease_expires_at <= {now}", nil, build)
+	if err != nil {
+		return out, err
+	}
+	n, err := s.promoteStranded(ctx)
+	if err != nil {
+		return out, err
+	}
+	if n > 0 {
+		s.log.Info("promoted queued runs that no terminal transition promoted", "pipelines", n)
+	}
+	return out, nil
 }
 
 // ReclaimOrphans is Reclaim for running runs owned by anyone but self, expired or not.

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/uptrace/bun"
 
@@ -12,8 +13,8 @@ import (
 	"github.com/sluicehq/sluice/domain/run"
 )
 
-// lockRunPipeline takes the pipeline-key lock of the run with id before its row is
-// touched (see lockPipeline). tenant and name never change, so reading them unlocked is
+// lockRunPipeline takes the shared pipeline-key lock of the run with id before its row
+// is touched (see lockPipelineShared). tenant and name never change, so reading them unlocked is
 // safe. A missing run is run.ErrNotFound.
 func (s *Store) lockRunPipeline(ctx context.Context, tx bun.Tx, id string) error {
 	if !s.d.pipelineLocks {
@@ -30,7 +31,7 @@ func (s *Store) lockRunPipeline(ctx context.Context, tx bun.Tx, id string) error
 	if err != nil {
 		return err
 	}
-	return s.lockPipeline(ctx, tx, key.Tenant, key.Name)
+	return s.lockPipelineShared(ctx, tx, key.Tenant, key.Name)
 }
 
 // afterTerminal writes, in the transaction of a terminal transition, what every such
@@ -38,8 +39,11 @@ func (s *Store) lockRunPipeline(ctx context.Context, tx bun.Tx, id string) error
 // promotion of the pipeline key's oldest queued run.
 func (s *Store) afterTerminal(ctx context.Context, tx bun.Tx, rec *runs.Record, build runs.CallbackBuilder) error {
 	// A terminal run needs its secrets no more (SPEC §7.2); its stored config keeps tokens.
-	if _, err := tx.NewRaw("DELETE FROM sluice_sealed_secrets WHERE run_id = ?", rec.ID).Exec(ctx); err != nil {
-		return fmt.Errorf("delete the sealed secrets of run %s: %w", rec.ID, err)
+	// Secrets exist only beside a config with tokens, and a run without is the common case.
+	if mayHoldSecrets(rec) {
+		if _, err := tx.NewRaw("DELETE FROM sluice_sealed_secrets WHERE run_id = ?", rec.ID).Exec(ctx); err != nil {
+			return fmt.Errorf("delete the sealed secrets of run %s: %w", rec.ID, err)
+		}
 	}
 	if build != nil {
 		if url, payload, ok := build(callbackInput(rec)); ok {
@@ -55,12 +59,25 @@ VALUES (?, ?, ?, 0, {now}, {now})`), rec.ID, url, string(payload)).Exec(ctx); er
 // promote moves the oldest queued run of (tenant, name) to pending once no run of the
 // key is active any more. Several non-serial runs of one key may be active at once; the
 // queued run waits for the last of them.
+//
+// Terminal transitions hold only the key's shared lock, so the last two active runs can
+// end side by side. Locking the queued row first makes those two take turns exactly
+// when it matters: the second, let in once the first commits, sees it ended and
+// promotes. With no queued run (the common case) nothing waits.
 func (s *Store) promote(ctx context.Context, tx bun.Tx, tenant, name string) error {
+	var ids []string
+	if err := tx.NewRaw(`SELECT id FROM sluice_runs WHERE tenant = ? AND name = ? AND status = 'queued'
+ORDER BY id LIMIT 1`+s.d.forUpdate, tenant, name).Scan(ctx, &ids); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("find the queued run to promote: %w", err)
+	}
+	if len(ids) == 0 {
+		return nil
+	}
 	res, err := tx.NewRaw(`UPDATE sluice_runs SET status = 'pending'
-WHERE id = (SELECT id FROM sluice_runs WHERE tenant = ? AND name = ? AND status = 'queued' ORDER BY id LIMIT 1)
+WHERE id = ? AND status = 'queued'
   AND NOT EXISTS (SELECT 1 FROM sluice_runs
                   WHERE tenant = ? AND name = ? AND status IN ('pending', 'running', 'sharded'))`,
-		tenant, name, tenant, name).Exec(ctx)
+		ids[0], tenant, name).Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("promote queued run: %w", err)
 	}
@@ -68,6 +85,43 @@ WHERE id = (SELECT id FROM sluice_runs WHERE tenant = ? AND name = ? AND status 
 		return s.notifyWork(ctx, tx)
 	}
 	return nil
+}
+
+// mayHoldSecrets reports whether sealed secret rows can exist for rec: they are written
+// only for a config holding ${sealed:N} tokens, which a sealed config may hide.
+func mayHoldSecrets(rec *runs.Record) bool {
+	return rec.ConfigSealed || strings.Contains(rec.Config, "${sealed:")
+}
+
+// promoteStranded is the backstop of promotion: it promotes the oldest queued run of
+// every pipeline key that has queued runs and none active. promote leaves none such by
+// design; this sweep keeps a queue from waiting forever should a path that ends runs
+// (now or in future) forget to promote. Finding none is one statement; each key found is promoted in its own
+// transaction under the key's exclusive lock.
+func (s *Store) promoteStranded(ctx context.Context) (int, error) {
+	var keys []struct {
+		Tenant string `bun:"tenant"`
+		Name   string `bun:"name"`
+	}
+	err := s.db.NewRaw(`SELECT DISTINCT q.tenant, q.name FROM sluice_runs q WHERE q.status = 'queued'
+  AND NOT EXISTS (SELECT 1 FROM sluice_runs a WHERE a.tenant = q.tenant AND a.name = q.name
+                  AND a.status IN ('pending', 'running', 'sharded'))
+LIMIT ?`, reclaimBatch).Scan(ctx, &keys)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return 0, translate("find stranded queued runs", err)
+	}
+	for _, k := range keys {
+		err := s.runInTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+			if err := s.lockPipeline(ctx, tx, k.Tenant, k.Name); err != nil {
+				return err
+			}
+			return s.promote(ctx, tx, k.Tenant, k.Name)
+		})
+		if err != nil {
+			return 0, translate("promote the queued run of "+k.Name, err)
+		}
+	}
+	return len(keys), nil
 }
 
 // scanRun runs a statement that returns run rows and reads the single row: nil when it

@@ -145,6 +145,7 @@ func (s *fakeStore) Finish(_ context.Context, _ string, ref cluster.Ref, o clust
 		return run.ErrLeaseLost
 	}
 	s.finished[ref.ID] = o
+	s.logs[ref.ID] = append(s.logs[ref.ID], o.Logs...) // written in the finish's transaction
 	s.events = append(s.events, "finish:"+ref.ID)
 	return nil
 }

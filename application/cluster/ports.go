@@ -43,6 +43,10 @@ type Outcome struct {
 	ErrorCode    string
 	ErrorMessage string
 	Stats        Progress
+	// Logs are the run's last persisted-log lines, written in Finish's transaction: a
+	// reader that sees the terminal status has seen every line, and a short run costs
+	// one transaction instead of two.
+	Logs []LogLine
 }
 
 // Progress are the counters of a running execution.
@@ -66,7 +70,7 @@ type Store interface {
 	// Progress records counters of an owned run (fenced).
 	Progress(ctx context.Context, owner string, ref Ref, p Progress) error
 	// Finish ends an owned run (fenced) in ONE transaction: status, stats, error, the
-	// attempt's outcome, the callback outbox row (when the run has a callback that
+	// last log lines (with the caps of AppendLogs), the attempt's outcome, the callback outbox row (when the run has a callback that
 	// wants this status), and promotion of the pipeline key's oldest queued run.
 	Finish(ctx context.Context, owner string, ref Ref, o Outcome, build runs.CallbackBuilder) error
 	// HandBack returns an owned run to pending without spending an attempt (drain,

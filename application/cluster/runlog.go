@@ -106,6 +106,21 @@ func (rl *runLog) flush() {
 	}
 }
 
+// closeTaking stops the flusher WITHOUT flushing and returns what is still buffered, for
+// Finish to write in the run's terminal transaction; later lines are not persisted.
+func (rl *runLog) closeTaking() []LogLine {
+	var rest []LogLine
+	rl.once.Do(func() {
+		rl.mu.Lock()
+		rl.closed = true
+		rest, rl.lines = rl.lines, nil
+		rl.mu.Unlock()
+		close(rl.done)
+		<-rl.finished // a flush already under way ends first, so lines stay in order
+	})
+	return rest
+}
+
 // close flushes what is buffered and stops the flusher; later lines are not persisted.
 func (rl *runLog) close() {
 	rl.once.Do(func() {

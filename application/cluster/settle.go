@@ -69,6 +69,7 @@ func (m *Member) finish(e *execution, o Outcome) {
 		case errors.Is(err, run.ErrLeaseLost):
 			m.log.Warn("lease lost before the run could finish; result discarded", "run_id", e.claim.ID,
 				"status", o.Status)
+			m.persistLogs(e.claim.ID, o.Logs) // the attempt's lines still tell what happened
 			return
 		}
 		m.log.Warn("finishing the run failed; retrying", "run_id", e.claim.ID, "error", m.redact(err.Error()))
@@ -83,6 +84,19 @@ func (m *Member) finish(e *execution, o Outcome) {
 			return
 		case <-t.C:
 		}
+	}
+}
+
+// persistLogs writes lines a Finish could not, best effort.
+func (m *Member) persistLogs(runID string, lines []LogLine) {
+	if len(lines) == 0 {
+		return
+	}
+	ctx, cancel := m.stmt(m.root)
+	defer cancel()
+	if err := m.deps.Store.AppendLogs(ctx, runID, lines); err != nil {
+		m.log.Warn("persisting run log lines failed; they are dropped", "run_id", runID,
+			"lines", len(lines), "error", m.redact(err.Error()))
 	}
 }
 

@@ -83,8 +83,14 @@ func (m *Member) work(e *execution) {
 	defer m.release(e)
 	log, rl := m.runLogger(e)
 	res := m.execute(e, log)
-	rl.close() // every line is persisted before the run turns terminal, so a reader that
-	// sees the terminal status has seen every line.
+	// Every line is persisted no later than the run turns terminal, so a reader that sees
+	// the terminal status has seen every line: a finish carries the rest in its own
+	// transaction; any other ending flushes them now.
+	if res.act == actFinish {
+		res.outcome.Logs = rl.closeTaking()
+	} else {
+		rl.close()
+	}
 	m.settle(e, res)
 }
 
@@ -260,13 +266,16 @@ func (m *Member) stateFor(ctx context.Context, cfg *pipeline.Config, c Claimed) 
 
 // progressFunc writes counters at most once per progressEvery, fenced. A lost lease stops
 // the run here at once: its output belongs to whoever owns it now.
+//
+// The first write waits a full interval too: a run that ends within it gets its counters
+// from Finish, and a history busy with short runs is spared a statement per run.
 func (m *Member) progressFunc(e *execution) func(execute.Stats) {
-	var last time.Time
+	last := m.clock.Now()
 	return func(s execute.Stats) {
 		p := toProgress(s)
 		e.setProgress(p)
 		now := m.clock.Now()
-		if !last.IsZero() && now.Sub(last) < progressEvery {
+		if now.Sub(last) < progressEvery {
 			return
 		}
 		last = now

@@ -152,24 +152,26 @@ func TestProgressIsThrottledToOncePerSecond(t *testing.T) {
 	store := newFakeStore(claimed("r1"))
 	var clock *fakeClock
 	runner := &fakeRunner{fn: func(_ context.Context, job execute.Job) (execute.Stats, error) {
-		for i := int64(1); i <= 6; i++ {
-			if i == 4 {
+		for i := int64(1); i <= 9; i++ {
+			if i == 4 || i == 7 {
 				clock.Advance(time.Second)
 			}
 			job.Progress(execute.Stats{RowsWritten: i * 10, Pages: i})
 		}
-		return execute.Stats{RowsWritten: 60, Pages: 6}, nil
+		return execute.Stats{RowsWritten: 90, Pages: 9}, nil
 	}}
 	start(t, store, runner, func(_ *cluster.Config, d *cluster.Deps) {
 		clock = d.Clock.(*fakeClock)
 	})
 	o := finished(t, store, "r1")
-	require.EqualValues(t, 60, o.Stats.RowsWritten)
+	require.EqualValues(t, 90, o.Stats.RowsWritten)
 	store.with(func() {
 		got := store.progress["r1"]
-		require.Len(t, got, 2, "six pages within two seconds make two progress writes")
-		require.EqualValues(t, 10, got[0].RowsWritten)
-		require.EqualValues(t, 40, got[1].RowsWritten)
+		// The first second's pages write nothing (a run ending in it gets its counters
+		// from Finish); then one write per second.
+		require.Len(t, got, 2, "nine pages over three seconds make two progress writes")
+		require.EqualValues(t, 40, got[0].RowsWritten)
+		require.EqualValues(t, 70, got[1].RowsWritten)
 	})
 }
 
@@ -177,7 +179,11 @@ func TestLeaseLostOnProgressStopsTheRunWithoutFinish(t *testing.T) {
 	t.Parallel()
 	store := newFakeStore(claimed("r1"))
 	store.lostOn["r1"] = true
-	h := start(t, store, &fakeRunner{fn: untilCancelled(5)}, nil)
+	var clock *fakeClock
+	h := start(t, store, &fakeRunner{fn: func(ctx context.Context, job execute.Job) (execute.Stats, error) {
+		clock.Advance(time.Second) // past the first progress interval: this page is written
+		return untilCancelled(5)(ctx, job)
+	}}, func(_ *cluster.Config, d *cluster.Deps) { clock = d.Clock.(*fakeClock) })
 
 	require.Eventually(t, func() bool { return h.member.InFlight() == 0 }, waitFor, tick)
 	require.Zero(t, store.settledCount(), "a run whose lease is lost is neither finished nor handed back")
@@ -253,6 +259,19 @@ func TestStateKeyAndStore(t *testing.T) {
 	}
 }
 
+// A short run's lines ride in its Finish: one transaction at the end, not two.
+func TestAShortRunsLinesAreWrittenByItsFinish(t *testing.T) {
+	t.Parallel()
+	store := newFakeStore(claimed("r1"))
+	start(t, store, &fakeRunner{fn: succeed(1)}, func(*cluster.Config, *cluster.Deps) {})
+	o := finished(t, store, "r1")
+	require.NotEmpty(t, o.Logs)
+	require.Equal(t, "run started", o.Logs[0].Message)
+	store.with(func() {
+		require.NotContains(t, store.events, "logs:r1", "no separate log write")
+	})
+}
+
 func TestLogsArePersistedRedactedBeforeTheRunEnds(t *testing.T) {
 	t.Parallel()
 	store := newFakeStore(claimed("r1"))
@@ -286,9 +305,5 @@ func TestLogsArePersistedRedactedBeforeTheRunEnds(t *testing.T) {
 		require.NotContains(t, text, "noisy detail")
 		require.Contains(t, text, "connecting with password")
 		require.Contains(t, text, "sink.err=")
-		// Every line is persisted before the terminal transition.
-		events := strings.Join(store.events, ",")
-		require.Contains(t, events, "logs:r1")
-		require.Less(t, strings.LastIndex(events, "logs:r1"), strings.Index(events, "finish:r1"))
 	})
 }

@@ -90,6 +90,17 @@ func admissionCases() map[string]func(*testing.T, *env) {
 			require.NoError(t, err)
 			require.Equal(t, map[string]int{"pending": 1, "queued": n - 1}, byStatus)
 		},
+		"a queued run left with no active sibling is promoted by the reclaim sweep": func(t *testing.T, e *env) {
+			q := e.create(t, rec("stranded", func(r *runs.Record) { r.Status = "queued" }))
+			busy := e.claimOne(t, "busy", longTTL)
+			waiting := e.create(t, rec("busy", serial))
+			require.Equal(t, "queued", waiting.Status)
+			_, err := e.s.Reclaim(e.ctx, nil)
+			require.NoError(t, err)
+			require.Equal(t, "pending", e.get(t, q.ID).Status)
+			require.Equal(t, "queued", e.get(t, waiting.ID).Status, "a key with an active run keeps its queue")
+			require.Equal(t, "running", e.get(t, busy.ID).Status)
+		},
 		"concurrent finishes of two active siblings promote the queued run": func(t *testing.T, e *env) {
 			a := e.claimOne(t, "mixed", longTTL)
 			b := e.claimOne(t, "mixed", longTTL)

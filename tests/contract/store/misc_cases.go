@@ -48,6 +48,25 @@ func miscCases() map[string]func(*testing.T, *env) {
 			require.Empty(t, empty)
 			require.ErrorIs(t, e.s.AppendLogs(e.ctx, "missing", logLines(1, "x")), run.ErrNotFound)
 		},
+		"finish writes the run's last log lines after the earlier ones, and a lost lease none": func(t *testing.T, e *env) {
+			c := e.claimOne(t, "p", longTTL)
+			require.NoError(t, e.s.AppendLogs(e.ctx, c.ID, logLines(2, "early")))
+			require.NoError(t, e.s.Finish(e.ctx, e.owner.InstanceID, cluster.Ref{ID: c.ID, Epoch: c.Epoch},
+				cluster.Outcome{Status: "completed", Logs: logLines(2, "last")}, nil))
+			all := readAllLogs(t, e, c.ID)
+			var msgs []string
+			for _, l := range all {
+				msgs = append(msgs, l.Message)
+			}
+			require.Equal(t, []string{"early 0", "early 1", "last 0", "last 1"}, msgs)
+			require.Equal(t, 4, e.get(t, c.ID).LogLines)
+
+			stale := e.claimOne(t, "q", longTTL)
+			err := e.s.Finish(e.ctx, e.owner.InstanceID, cluster.Ref{ID: stale.ID, Epoch: stale.Epoch + 1},
+				cluster.Outcome{Status: "completed", Logs: logLines(1, "ghost")}, nil)
+			require.ErrorIs(t, err, run.ErrLeaseLost)
+			require.Empty(t, readAllLogs(t, e, stale.ID), "nothing of a fenced-out finish is written")
+		},
 		"logs stop at 10,000 lines with one truncation marker": func(t *testing.T, e *env) {
 			r := e.create(t, rec("p"))
 			require.NoError(t, e.s.AppendLogs(e.ctx, r.ID, logLines(9_998, "line")))
