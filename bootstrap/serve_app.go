@@ -16,6 +16,7 @@ import (
 	apihttp "github.com/sluicehq/sluice/adapters/http"
 	"github.com/sluicehq/sluice/adapters/metrics"
 	"github.com/sluicehq/sluice/adapters/notify"
+	"github.com/sluicehq/sluice/adapters/statepg"
 	"github.com/sluicehq/sluice/adapters/store"
 	"github.com/sluicehq/sluice/adapters/webhook"
 	"github.com/sluicehq/sluice/application/cluster"
@@ -78,6 +79,7 @@ func serveGraph(s *serveSettings, p *process, log *slog.Logger, mlog memberLog, 
 			provideExecutor,
 			provideWebhook,
 			provideMetrics,
+			provideStateStores,
 			provideMember,
 			provideRuns,
 			provideTemplates,
@@ -172,8 +174,18 @@ func provideMetrics(s *serveSettings, st *store.Store) *metrics.Metrics {
 	return m
 }
 
+// provideStateStores holds the connections of `state: {type: postgres}` bookmark stores,
+// one pool per database shared by every run naming it. It is built before the member, so
+// its stop hook runs after the member's: no run still writes bookmarks when it closes.
+func provideStateStores(lc fx.Lifecycle) *statepg.Stores {
+	stores := statepg.NewStores()
+	lc.Append(fx.Hook{OnStop: func(context.Context) error { stores.Close(); return nil }})
+	return stores
+}
+
 func provideMember(s *serveSettings, p *process, id identity, log memberLog, st *store.Store,
 	w *webhook.Sender, loader *execute.Loader, exec *execute.Executor, m *metrics.Metrics, l *notify.Listener,
+	states *statepg.Stores,
 ) (*cluster.Member, error) {
 	return cluster.New(cluster.Config{
 		InstanceID:    id.InstanceID,
@@ -207,6 +219,7 @@ func provideMember(s *serveSettings, p *process, id identity, log memberLog, st 
 		Loader:        loader,
 		Runner:        exec,
 		State:         st,
+		OpenState:     states.Open,
 		Callbacks:     runs.CallbackPayload,
 		Notifications: notifications(l),
 		PoolTimeouts:  st,

@@ -190,3 +190,30 @@ pipeline:
 	_, err := os.Stat(filepath.Join(dir, "state.json"))
 	require.True(t, os.IsNotExist(err), "no local state file is written")
 }
+
+// TestServeKeepsBookmarksInAPostgresStateStore runs an incremental copy on `sluice serve`
+// with its bookmarks in another PostgreSQL database (state: {type: postgres}): the
+// server opens that store for the run, and a second run reads only the rows added since.
+func TestServeKeepsBookmarksInAPostgresStateStore(t *testing.T) {
+	t.Parallel()
+	src, dst, st := newPGSchema(t), newPGSchema(t), newPGSchema(t)
+	src.exec(t, `CREATE TABLE ev (id bigint PRIMARY KEY, at timestamptz NOT NULL)`)
+	src.exec(t, `INSERT INTO ev SELECT g, timestamptz '2025-01-01 00:00:00+00' + g * interval '1 minute' FROM generate_series(1, 40) g`)
+	config := `version: 1
+name: served-inc
+replication: {type: incremental, cursor: at}
+pipeline:
+  source: {type: postgres, config: {connection_url: "${env:SRC_URL}", query: "SELECT id, at FROM ev", batch_size: 10}}
+  sink: {type: postgres, config: {connection_url: "${env:DST_URL}", table_name: ev_copy, create_table: true, write_mode: upsert, key: [id]}}
+  state: {type: postgres, config: {connection_url: "${env:STATE_URL}"}}
+`
+	s := startServe(t, t.TempDir(), map[string]string{"SRC_URL": src.url, "DST_URL": dst.url, "STATE_URL": st.url})
+	first := s.waitStatus(t, s.submit(t, map[string]any{"config": config}), "completed", time.Minute)
+	require.EqualValues(t, 40, first.Stats.RowsWritten)
+	require.Equal(t, int64(1), st.int(t, "SELECT count(*) FROM sluice_state WHERE key = '_/served-inc'"))
+
+	src.exec(t, `INSERT INTO ev SELECT g, timestamptz '2025-01-02 00:00:00+00' + g * interval '1 minute' FROM generate_series(41, 45) g`)
+	second := s.waitStatus(t, s.submit(t, map[string]any{"config": config}), "completed", time.Minute)
+	require.EqualValues(t, 5, second.Stats.RowsRead, "only rows past the bookmark are read")
+	require.Equal(t, int64(45), dst.int(t, "SELECT count(*) FROM ev_copy"))
+}
