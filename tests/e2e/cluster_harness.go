@@ -24,8 +24,11 @@ type MemberConfig struct {
 	History string
 	// Cluster adds --cluster; StartCluster sets it.
 	Cluster bool
-	// Token is the --auth-token; "" makes the harness choose one.
+	// Token is the --auth-token; "" makes the harness choose one. With AuthConfig it is
+	// only the bearer the harness sends, and must be one of the file's tokens.
 	Token string
+	// AuthConfig is an --auth-config file of principals, passed instead of --auth-token.
+	AuthConfig string
 	// Listen is the --listen address; "" picks a free loopback port.
 	Listen string
 	// Pools are passed as one --pool comma list.
@@ -62,7 +65,11 @@ func (c MemberConfig) Args() []string {
 		add("history", c.History)
 	}
 	add("listen", c.Listen)
-	add("auth-token", c.Token)
+	if c.AuthConfig != "" {
+		add("auth-config", c.AuthConfig)
+	} else {
+		add("auth-token", c.Token)
+	}
 	add("data-dir", c.DataDir)
 	if len(c.Pools) > 0 {
 		add("pool", strings.Join(c.Pools, ","))
