@@ -84,6 +84,7 @@ func serveGraph(s *serveSettings, p *process, log *slog.Logger, mlog memberLog, 
 			provideRuns,
 			provideTemplates,
 			provideHealth,
+			provideMCP,
 			provideHandler,
 		),
 		fx.Invoke(
@@ -274,6 +275,7 @@ func provideHealth(s *serveSettings, st *store.Store, m *cluster.Member, d *drai
 
 func provideHandler(s *serveSettings, p *process, log *slog.Logger, svc *runs.Service, h *health,
 	m *metrics.Metrics, reg *connectors.Registry, view membershipView, tpl *templates.Service,
+	mh apihttp.MCPHandler,
 ) http.Handler {
 	return apihttp.New(apihttp.Config{
 		BodyLimitBytes: s.BodyLimit,
@@ -288,6 +290,7 @@ func provideHandler(s *serveSettings, p *process, log *slog.Logger, svc *runs.Se
 		Connectors:     reg,
 		RequestMetrics: m,
 		Log:            log,
+		MCP:            mh,
 	})
 }
 

@@ -58,6 +58,7 @@ type serveFlags struct {
 	cluster, pollOnly             bool
 	poolWaitSecs                  int
 	vault                         vaultFlags
+	mcp                           mcpFlags
 }
 
 func (f *serveFlags) register(fs *pflag.FlagSet) {
@@ -86,6 +87,7 @@ func (f *serveFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.logLevel, "log-level", "info", "least level of log lines: debug, info, warn or error")
 	f.registerCluster(fs)
 	f.vault.register(fs)
+	f.mcp.register(fs)
 	_ = fs.SetAnnotation("pool", cli.AnnotationEnvAlias, []string{"SLUICE_SERVE_POOLS"})
 }
 
@@ -119,6 +121,8 @@ type serveSettings struct {
 	PoolWait time.Duration
 	// Vault is --vault-key with --vault-previous-key; nil without a key (SPEC §7).
 	Vault *vault.Vault
+	// MCP is --mcp and --mcp-allow-mutations (SPEC §11).
+	MCP mcpSettings
 }
 
 // settings validates every flag and reports all bad values at once, each naming its
@@ -225,6 +229,11 @@ func (f *serveFlags) settings() (*serveSettings, error) {
 		bad("log-level", "%v", err)
 	} else {
 		s.LogLevel = lvl
+	}
+	if m, err := f.mcp.settings(); err != nil {
+		errs = append(errs, err)
+	} else {
+		s.MCP = m
 	}
 	auth, err := f.auth()
 	if err != nil {

@@ -13,7 +13,7 @@ type obj = map[string]any
 // renderOpenAPI builds the OpenAPI 3.1 document of every route New registers (a test
 // keeps the two sets equal). The permission table annotates each operation with the
 // role it needs (x-sluice-role) and whether tenant principals may call it.
-func renderOpenAPI(version string) []byte {
+func renderOpenAPI(version string, withMCP bool) []byte {
 	if version == "" {
 		version = "dev"
 	}
@@ -30,6 +30,11 @@ func renderOpenAPI(version string) []byte {
 			"securitySchemes": obj{"bearer": obj{"type": "http", "scheme": "bearer"}},
 			"schemas":         schemas(),
 		},
+	}
+	if withMCP {
+		for k, v := range mcpPaths() {
+			doc["paths"].(obj)[k] = v
+		}
 	}
 	annotate(doc["paths"].(obj))
 	b, err := json.MarshalIndent(doc, "", "  ")
