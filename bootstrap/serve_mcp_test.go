@@ -258,3 +258,44 @@ func TestServeRefusesMutationsWithoutMCP(t *testing.T) {
 	require.Contains(t, stderr, "--mcp-allow-mutations")
 	require.Contains(t, stderr, "--mcp")
 }
+
+func TestMCPRefusals(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "auth.yaml")
+	require.NoError(t, os.WriteFile(path, []byte("- {name: otto, token: "+mcpOperatorToken+", role: operator}\n"+
+		"- {name: acme-bot, token: tenant-token-0001, role: operator, tenant: acme}\n"), 0o600))
+	s := startServer(t, nil, "--history", "memory", "--auth-config", path, "--mcp", "--mcp-allow-mutations")
+
+	// Tenant principals have only their tenant routes (SPEC §2.2), so not /mcp.
+	_, err := mcpSession(t, s, "tenant-token-0001")
+	require.ErrorContains(t, err, "Forbidden")
+
+	cs, err := mcpSession(t, s, mcpOperatorToken)
+	require.NoError(t, err)
+	cases := []struct {
+		tool string
+		args map[string]any
+		code string
+		want string
+	}{
+		{"list_runs", map[string]any{"limit": 501}, "invalid_body", "limit"},
+		{"list_runs", map[string]any{"status": []any{"bogus"}}, "invalid_body", "bogus"},
+		{"get_run_logs", map[string]any{"run_id": "x", "limit": 5001}, "invalid_body", "limit"},
+		{"run_pipeline", map[string]any{"config": tinyConfig(1), "pool": "gpu"}, "pool_unserved", "gpu"},
+		{"run_template", map[string]any{"template_id": "missing"}, "not_found", "missing"},
+		{"cancel_run", map[string]any{"run_id": "missing"}, "not_found", "missing"},
+		{"get_template", map[string]any{"template_id": "missing"}, "not_found", "missing"},
+	}
+	for _, tc := range cases {
+		got, isErr := call(t, cs, tc.tool, tc.args)
+		require.True(t, isErr, "%s %v", tc.tool, tc.args)
+		e := got["error"].(map[string]any)
+		require.Equal(t, tc.code, e["code"], "%s %v: %v", tc.tool, tc.args, e)
+		require.Contains(t, e["message"], tc.want, "%s %v", tc.tool, tc.args)
+	}
+	// Arguments of the wrong type are refused by the schema before any use-case runs.
+	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "get_run", Arguments: map[string]any{"run_id": 7}})
+	require.NoError(t, err)
+	require.True(t, res.IsError)
+}

@@ -6,6 +6,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sluicehq/sluice/application/runs"
+	"github.com/sluicehq/sluice/domain/run"
 )
 
 // tools are the tool handlers of one principal.
@@ -147,6 +148,11 @@ func (t tools) listRuns(ctx context.Context, _ *sdk.CallToolRequest, in listRuns
 	}
 	if limit < 1 || limit > maxListLimit {
 		return nil, listRunsAnswer{}, badArgument("limit", "must be between 1 and 500")
+	}
+	for _, st := range in.Status {
+		if _, err := run.ParseStatus(st); err != nil {
+			return nil, listRunsAnswer{}, badArgument("status", err.Error())
+		}
 	}
 	page, err := t.s.deps.Runs.List(ctx, t.p, runs.Filter{Status: in.Status, Name: in.Name, Pool: in.Pool,
 		RunKey: in.RunKey, Labels: in.Labels, Limit: limit, Cursor: in.Cursor})

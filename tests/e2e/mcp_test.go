@@ -63,6 +63,23 @@ func TestMCPOverStdio(t *testing.T) {
 		func(l string) bool { return strings.Contains(l, "relaying MCP") }), "the proxy logs to stderr: %s", stderr.String())
 }
 
+// TestMCPOverStdioRefusesABadToken: the proxy answers the agent's initialize with the
+// server's refusal instead of leaving it waiting.
+func TestMCPOverStdioRefusesABadToken(t *testing.T) {
+	t.Parallel()
+	s := startServe(t, t.TempDir(), nil, "--mcp")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.Command(e2e.Bin(t), "mcp", "--server", s.url(), "--token", "wrong-token", "--data-dir", "")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	client := sdk.NewClient(&sdk.Implementation{Name: "e2e-agent", Version: "1"}, nil)
+	_, err := client.Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "Unauthorized")
+	require.NotContains(t, stderr.String(), "wrong-token", "the token is never logged")
+}
+
 func callTool(ctx context.Context, t *testing.T, cs *sdk.ClientSession, name string, args map[string]any) map[string]any {
 	t.Helper()
 	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
