@@ -59,6 +59,7 @@ type serveFlags struct {
 	poolWaitSecs                  int
 	vault                         vaultFlags
 	mcp                           mcpFlags
+	requireApproval               string
 }
 
 func (f *serveFlags) register(fs *pflag.FlagSet) {
@@ -88,6 +89,7 @@ func (f *serveFlags) register(fs *pflag.FlagSet) {
 	f.registerCluster(fs)
 	f.vault.register(fs)
 	f.mcp.register(fs)
+	registerApproval(fs, &f.requireApproval)
 	_ = fs.SetAnnotation("pool", cli.AnnotationEnvAlias, []string{"SLUICE_SERVE_POOLS"})
 }
 
@@ -123,6 +125,8 @@ type serveSettings struct {
 	Vault *vault.Vault
 	// MCP is --mcp and --mcp-allow-mutations (SPEC §11).
 	MCP mcpSettings
+	// RequireApproval is --require-approval run (SPEC §9.5).
+	RequireApproval bool
 }
 
 // settings validates every flag and reports all bad values at once, each naming its
@@ -240,6 +244,11 @@ func (f *serveFlags) settings() (*serveSettings, error) {
 		errs = append(errs, err)
 	}
 	s.Auth = auth
+	if err == nil {
+		if s.RequireApproval, err = checkApproval(f.requireApproval, auth); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	errs = append(errs, f.clusterErrors(auth)...)
 	if err := errors.Join(errs...); err != nil {
 		return nil, err

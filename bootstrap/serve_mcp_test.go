@@ -89,7 +89,9 @@ func TestMCPToolsDependOnRoleAndFlag(t *testing.T) {
 	t.Parallel()
 	withMutations := startMCPServer(t, "--mcp-allow-mutations")
 	readOnly := startMCPServer(t)
-	all := slices.Sorted(slices.Values(append(slices.Clone(readTools), "cancel_run", "run_pipeline", "run_template")))
+	all := slices.Sorted(slices.Values(append(slices.Clone(readTools), "cancel_run", "propose_run", "run_pipeline", "run_template")))
+	// propose_run needs only the operator role: nothing runs until a person approves.
+	propose := slices.Sorted(slices.Values(append(slices.Clone(readTools), "propose_run")))
 	cases := []struct {
 		name  string
 		s     *server
@@ -99,8 +101,8 @@ func TestMCPToolsDependOnRoleAndFlag(t *testing.T) {
 		{"viewer with the flag", withMutations, mcpViewerToken, readTools},
 		{"operator with the flag", withMutations, mcpOperatorToken, all},
 		{"admin with the flag", withMutations, mcpAdminToken, all},
-		{"operator without the flag", readOnly, mcpOperatorToken, readTools},
-		{"admin without the flag", readOnly, mcpAdminToken, readTools},
+		{"operator without the flag", readOnly, mcpOperatorToken, propose},
+		{"admin without the flag", readOnly, mcpAdminToken, propose},
 	}
 	for _, tc := range cases {
 		cs, err := mcpSession(t, tc.s, tc.token)

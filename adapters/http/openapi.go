@@ -172,7 +172,7 @@ func paths() obj {
 		param("clock", "query", "logical instant (raw YAML bodies only)", obj{"type": "string", "format": "date-time"}),
 	}
 	submit := op("Submit a run", yamlParams, obj{
-		"202": jsonBody(ref("SubmitResponse"), "the run was created"),
+		"202": jsonBody(ref("SubmitResponse"), "the run was created; under --require-approval run the answer is {change_request_id, status: proposed} instead"),
 		"200": jsonBody(ref("SubmitResponse"), "an existing run answers (idempotent replay or run_key); replayed is true"),
 	}, "invalid_body", "body_too_large", "invalid_config", "directive_refused", "pool_unserved",
 		"state_format_refused", "idempotency_conflict", "run_deleted", "queue_full", "draining", "history_unavailable")
@@ -259,6 +259,9 @@ func errorCodes() []any {
 // withTemplatePaths adds the template routes to the document.
 func withTemplatePaths(p obj) obj {
 	for k, v := range templatePaths() {
+		p[k] = v
+	}
+	for k, v := range changeRequestPaths() {
 		p[k] = v
 	}
 	return p

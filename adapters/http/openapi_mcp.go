@@ -12,7 +12,8 @@ func mcpPaths() obj {
 	}, "body_too_large")
 	post["requestBody"] = rpc
 	post["description"] = "Tools act as the authenticated principal: read tools need viewer; run_pipeline, " +
-		"run_template and cancel_run appear only with --mcp-allow-mutations and an operator or admin principal. " +
+		"run_template and cancel_run appear only with --mcp-allow-mutations and an operator or admin principal; " +
+		"propose_run (a change request, SPEC §9.5) needs only an operator or admin. " +
 		"A tool error carries the REST error body {\"error\": {code, message, details?}} as its text."
 	return obj{mcpRoute: obj{
 		"post":   post,

@@ -48,6 +48,8 @@ type Deps struct {
 	// MCP serves /mcp (sluice serve --mcp) for the authenticated principal; nil: no
 	// such route.
 	MCP MCPHandler
+	// Approvals serves /v1/change-requests (SPEC §9.5); nil: not_found there.
+	Approvals ApprovalService
 }
 
 // server holds what every handler shares; one per New, so two handlers in one process
@@ -125,6 +127,9 @@ func (s *server) routes(e *gin.Engine) {
 	v1.POST("/templates/:id/runs", s.withTemplates(s.runTemplate))
 	v1.POST("/templates/:id/fanout", s.withTemplates(s.fanout))
 	v1.POST("/tenants/:tenant/templates/:id/runs", s.withTemplates(s.runTemplate))
+	v1.GET("/change-requests", s.withApprovals(s.listChangeRequests))
+	v1.POST("/change-requests/:id/approve", s.withApprovals(s.approveChangeRequest))
+	v1.POST("/change-requests/:id/reject", s.withApprovals(s.rejectChangeRequest))
 	if s.deps.MCP != nil {
 		for _, m := range mcpMethods {
 			e.Handle(m, mcpRoute, s.mcp)

@@ -86,15 +86,23 @@ func (s *Server) server(p runs.Principal) *sdk.Server {
 	})
 	t := tools{s: s, p: p}
 	t.addReadTools(srv)
+	if mayPropose(p) {
+		t.addProposeTool(srv)
+	}
 	if s.mayMutate(p) {
 		t.addMutatingTools(srv)
 	}
 	return srv
 }
 
+// mayPropose: propose_run needs the operator role only (SPEC §11).
+func mayPropose(p runs.Principal) bool {
+	return p.Tenant == "" && (p.Role == runs.Operator || p.Role == runs.Admin)
+}
+
 // mayMutate is the gate of SPEC §11: --mcp-allow-mutations and an operator or admin.
 func (s *Server) mayMutate(p runs.Principal) bool {
-	return s.cfg.AllowMutations && p.Tenant == "" && (p.Role == runs.Operator || p.Role == runs.Admin)
+	return s.cfg.AllowMutations && mayPropose(p)
 }
 
 const instructions = "sluice runs data pipelines (source -> sink). Check a config with validate_config, " +

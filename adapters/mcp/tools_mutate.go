@@ -22,9 +22,16 @@ type runPipelineArgs struct {
 }
 
 type submitAnswer struct {
-	RunID    string `json:"run_id" jsonschema:"follow it with get_run"`
-	Status   string `json:"status"`
+	RunID    string `json:"run_id,omitempty" jsonschema:"follow it with get_run; absent when a change request was made instead"`
+	Status   string `json:"status" jsonschema:"the run's status, or proposed for a change request"`
 	Replayed bool   `json:"replayed" jsonschema:"true when an existing run answered (same idempotency_key or run_key)"`
+	// ChangeRequestID is set when the server requires approval (or propose_run asked):
+	// nothing runs until another operator approves it.
+	ChangeRequestID string `json:"change_request_id,omitempty" jsonschema:"the change request a person must approve before the run exists"`
+}
+
+func answer(res runs.SubmitResult) submitAnswer {
+	return submitAnswer{RunID: res.RunID, Status: res.Status, Replayed: res.Replayed, ChangeRequestID: res.ChangeRequestID}
 }
 
 type runTemplateArgs struct {
@@ -42,6 +49,14 @@ type cancelAnswer struct {
 	Immediate bool `json:"immediate" jsonschema:"true when the run ended at once (or had already ended); false when a running run was signalled and will stop shortly: poll get_run"`
 }
 
+// addProposeTool offers propose_run to operators and admins, with or without
+// --mcp-allow-mutations.
+func (t tools) addProposeTool(srv *sdk.Server) {
+	sdk.AddTool(srv, &sdk.Tool{Name: "propose_run",
+		Description: "Propose a pipeline run as a change request; it runs only after another operator approves it " +
+			"(POST /v1/change-requests/{id}/approve)."}, t.proposePipeline)
+}
+
 func (t tools) addMutatingTools(srv *sdk.Server) {
 	sdk.AddTool(srv, &sdk.Tool{Name: "run_pipeline",
 		Description: "Start a pipeline run from a config. Returns its run_id at once; poll get_run until terminal."}, t.runPipeline)
@@ -56,15 +71,25 @@ func (t tools) addMutatingTools(srv *sdk.Server) {
 
 // runPipeline goes through the one submit funnel, like POST /v1/runs.
 func (t tools) runPipeline(ctx context.Context, _ *sdk.CallToolRequest, in runPipelineArgs) (*sdk.CallToolResult, submitAnswer, error) {
+	return t.submit(ctx, "run_pipeline", in, false)
+}
+
+// proposePipeline always makes a change request (SPEC §11): it needs only the operator
+// role, because nothing runs until a person approves.
+func (t tools) proposePipeline(ctx context.Context, _ *sdk.CallToolRequest, in runPipelineArgs) (*sdk.CallToolResult, submitAnswer, error) {
+	return t.submit(ctx, "propose_run", in, true)
+}
+
+func (t tools) submit(ctx context.Context, tool string, in runPipelineArgs, propose bool) (*sdk.CallToolResult, submitAnswer, error) {
 	res, err := t.s.deps.Runs.Submit(ctx, runs.SubmitRequest{
 		Principal: t.p, TriggerKind: string(run.TriggerMCP), Config: []byte(in.Config), Name: in.Name,
 		Labels: in.Labels, Pool: in.Pool, Params: in.Params, IdempotencyKey: in.IdempotencyKey,
-		RunKey: in.RunKey, TimeoutSecs: in.TimeoutSecs,
+		RunKey: in.RunKey, TimeoutSecs: in.TimeoutSecs, Propose: propose,
 	})
 	if err != nil {
-		return nil, submitAnswer{}, t.s.fail(ctx, "run_pipeline", err)
+		return nil, submitAnswer{}, t.s.fail(ctx, tool, err)
 	}
-	return nil, submitAnswer{RunID: res.RunID, Status: res.Status, Replayed: res.Replayed}, nil
+	return nil, answer(res), nil
 }
 
 func (t tools) runTemplate(ctx context.Context, _ *sdk.CallToolRequest, in runTemplateArgs) (*sdk.CallToolResult, submitAnswer, error) {
@@ -75,7 +100,7 @@ func (t tools) runTemplate(ctx context.Context, _ *sdk.CallToolRequest, in runTe
 	if err != nil {
 		return nil, submitAnswer{}, t.s.fail(ctx, "run_template", err)
 	}
-	return nil, submitAnswer{RunID: res.RunID, Status: res.Status, Replayed: res.Replayed}, nil
+	return nil, answer(res), nil
 }
 
 func (t tools) cancelRun(ctx context.Context, _ *sdk.CallToolRequest, in runIDArgs) (*sdk.CallToolResult, cancelAnswer, error) {
