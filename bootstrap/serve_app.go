@@ -234,7 +234,7 @@ func provideMember(s *serveSettings, p *process, id identity, log memberLog, st 
 func provideRuns(s *serveSettings, p *process, log *slog.Logger, st *store.Store, loader *execute.Loader,
 	m *cluster.Member, d *drainFlag,
 ) (*runs.Service, *approvals.Service, error) {
-	ap, bind := newApprovals(s, st)
+	ap, bind := newApprovals(s, st, log)
 	deps := runs.Deps{
 		Store:     st,
 		Loader:    loader,

@@ -3,6 +3,7 @@ package bootstrap
 import (
 	"context"
 	"fmt"
+	"log/slog"
 
 	"github.com/spf13/pflag"
 
@@ -55,9 +56,9 @@ func (v *submitVia) Submit(ctx context.Context, req runs.SubmitRequest) (runs.Su
 }
 
 // newApprovals builds the change-request use-cases; bind points them at the funnel.
-func newApprovals(s *serveSettings, st *store.Store) (ap *approvals.Service, bind func(*runs.Service)) {
+func newApprovals(s *serveSettings, st *store.Store, log *slog.Logger) (ap *approvals.Service, bind func(*runs.Service)) {
 	via := &submitVia{}
-	ap = approvals.New(approvals.Deps{Store: st, Runs: via, Sealer: runsSealer(s)})
+	ap = approvals.New(approvals.Deps{Store: st, Runs: via, Sealer: runsSealer(s), Audit: st, Log: log})
 	return ap, func(svc *runs.Service) { via.svc = svc }
 }
 

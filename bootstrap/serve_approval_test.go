@@ -21,7 +21,8 @@ func startApprovalServer(t *testing.T) *server {
 	require.NoError(t, os.WriteFile(path, []byte(
 		"- {name: vera, token: "+mcpViewerToken+", role: viewer}\n"+
 			"- {name: otto, token: "+mcpOperatorToken+", role: operator}\n"+
-			"- {name: olga, token: "+secondOperatorToken+", role: operator}\n"), 0o600))
+			"- {name: olga, token: "+secondOperatorToken+", role: operator}\n"+
+			"- {name: ada, token: "+mcpAdminToken+", role: admin}\n"), 0o600))
 	return startServer(t, nil, "--history", "memory", "--auth-config", path, "--require-approval", "run",
 		"--mcp", "--cluster-poll-secs", "1", "--lease-ttl-secs", "3")
 }
@@ -89,6 +90,17 @@ func TestRequireApprovalEndToEnd(t *testing.T) {
 	require.Equal(t, http.StatusOK, code, rejected)
 	require.Equal(t, "rejected", rejected["status"])
 	require.Nil(t, rejected["run_id"])
+
+	code, audit := s.do(t, http.MethodGet, "/v1/audit", mcpAdminToken, "")
+	require.Equal(t, http.StatusOK, code, audit)
+	actions := map[string]string{}
+	for _, e := range audit["entries"].([]any) {
+		entry := e.(map[string]any)
+		actions[entry["action"].(string)] = entry["actor"].(string)
+	}
+	require.Equal(t, "otto", actions["change_request.proposed"])
+	require.Equal(t, "olga", actions["change_request.approved"])
+	require.Equal(t, "olga", actions["change_request.rejected"])
 }
 
 func TestMCPProposeRunMakesAChangeRequest(t *testing.T) {

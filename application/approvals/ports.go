@@ -58,3 +58,8 @@ type Store interface {
 type Submitter interface {
 	Submit(ctx context.Context, req runs.SubmitRequest) (runs.SubmitResult, error)
 }
+
+// Auditor appends audit entries (SPEC §2.10); the runs store implements it.
+type Auditor interface {
+	Audit(ctx context.Context, e runs.AuditEntry) error
+}

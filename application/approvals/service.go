@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/sluicehq/sluice/application/runs"
@@ -26,6 +27,9 @@ type Deps struct {
 	Store  Store
 	Runs   Submitter
 	Sealer runs.Sealer
+	// Audit records decisions; nil records nothing (tests).
+	Audit Auditor
+	Log   *slog.Logger // nil: discard
 	Clock  func() time.Time       // nil: time.Now
 	NewID  func() (string, error) // nil: UUIDv7
 }
@@ -40,6 +44,9 @@ func New(deps Deps) *Service {
 	}
 	if deps.NewID == nil {
 		deps.NewID = runs.NewIDSource()
+	}
+	if deps.Log == nil {
+		deps.Log = slog.New(slog.DiscardHandler)
 	}
 	return &Service{deps: deps}
 }
@@ -146,6 +153,7 @@ func (s *Service) Approve(ctx context.Context, p runs.Principal, id string) (*Ch
 		return nil, err
 	}
 	cr.Status, cr.DecidedBy, cr.DecidedAt, cr.RunID = Approved, p.Name, now, res.RunID
+	s.audit(ctx, p, ActionApproved, cr)
 	return cr, nil
 }
 
@@ -160,7 +168,27 @@ func (s *Service) Reject(ctx context.Context, p runs.Principal, id string) (*Cha
 		return nil, err
 	}
 	cr.Status, cr.DecidedBy, cr.DecidedAt = Rejected, p.Name, now
+	s.audit(ctx, p, ActionRejected, cr)
 	return cr, nil
+}
+
+// Audit actions of decisions (SPEC §2.10).
+const (
+	ActionApproved = "change_request.approved"
+	ActionRejected = "change_request.rejected"
+)
+
+// audit records a decision. Like the runs' audit, a failed write does not undo the
+// decision, which is committed; it is logged instead. The details hold no request text.
+func (s *Service) audit(ctx context.Context, p runs.Principal, action string, cr *ChangeRequest) {
+	if s.deps.Audit == nil {
+		return
+	}
+	e := runs.AuditEntry{At: cr.DecidedAt, Actor: p.Name, Action: action, RunID: cr.RunID,
+		Details: map[string]any{"change_request_id": cr.ID, "proposer": cr.Proposer, "name": cr.Name, "pool": cr.Pool}}
+	if err := s.deps.Audit.Audit(ctx, e); err != nil {
+		s.deps.Log.ErrorContext(ctx, "audit entry not written", "action", action, "change_request_id", cr.ID)
+	}
 }
 
 // decidable loads a change request p may decide now and opens its request.

@@ -7,6 +7,9 @@ import (
 	"github.com/sluicehq/sluice/domain/run"
 )
 
+// ActionProposed is the audit action of a request recorded as a change request.
+const ActionProposed = "change_request.proposed"
+
 // mustPropose says whether a request becomes a change request (SPEC §9.5): always when
 // it asks to, and under --require-approval run for every request a person or an agent
 // makes. Schedules and backfills were set up by someone already and run directly; an
@@ -34,7 +37,7 @@ func (s *Service) propose(ctx context.Context, req SubmitRequest, name, poolName
 	if err != nil {
 		return SubmitResult{}, fmt.Errorf("propose: %w", err)
 	}
-	s.audit(ctx, req.Principal, "change_request.propose", "", map[string]any{"change_request_id": id,
+	s.audit(ctx, req.Principal, ActionProposed, "", map[string]any{"change_request_id": id,
 		"name": name, "pool": poolName, "trigger_kind": req.TriggerKind})
 	s.deps.Log.InfoContext(ctx, "change request proposed", "change_request_id", id, "name", name,
 		"pool", poolName, "proposer", req.Principal.Name)
