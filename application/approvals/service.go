@@ -29,9 +29,9 @@ type Deps struct {
 	Sealer runs.Sealer
 	// Audit records decisions; nil records nothing (tests).
 	Audit Auditor
-	Log   *slog.Logger // nil: discard
-	Clock  func() time.Time       // nil: time.Now
-	NewID  func() (string, error) // nil: UUIDv7
+	Log   *slog.Logger           // nil: discard
+	Clock func() time.Time       // nil: time.Now
+	NewID func() (string, error) // nil: UUIDv7
 }
 
 // Service records and decides change requests. It is safe for concurrent use.
