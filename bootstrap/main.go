@@ -50,5 +50,8 @@ func Run(ctx context.Context, args []string, env cli.Env) int {
 
 func addVersion(root *cobra.Command, p *process) { root.AddCommand(cli.NewVersionCommand(p.info)) }
 
-// addRuns wires the API client commands (`sluice runs …`).
-func addRuns(root *cobra.Command, _ *process) { root.AddCommand(cli.NewRunsCommand(cli.RunsDeps{})) }
+// addRuns wires the API client commands (`sluice runs …`) and the stdio MCP proxy
+// (`sluice mcp`), which talk to a server the same way.
+func addRuns(root *cobra.Command, _ *process) {
+	root.AddCommand(cli.NewRunsCommand(cli.RunsDeps{}), cli.NewMCPCommand(cli.RunsDeps{}))
+}

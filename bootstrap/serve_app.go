@@ -19,6 +19,7 @@ import (
 	"github.com/sluicehq/sluice/adapters/statepg"
 	"github.com/sluicehq/sluice/adapters/store"
 	"github.com/sluicehq/sluice/adapters/webhook"
+	"github.com/sluicehq/sluice/application/approvals"
 	"github.com/sluicehq/sluice/application/cluster"
 	"github.com/sluicehq/sluice/application/execute"
 	"github.com/sluicehq/sluice/application/runs"
@@ -84,6 +85,7 @@ func serveGraph(s *serveSettings, p *process, log *slog.Logger, mlog memberLog, 
 			provideRuns,
 			provideTemplates,
 			provideHealth,
+			provideMCP,
 			provideHandler,
 		),
 		fx.Invoke(
@@ -231,7 +233,8 @@ func provideMember(s *serveSettings, p *process, id identity, log memberLog, st 
 
 func provideRuns(s *serveSettings, p *process, log *slog.Logger, st *store.Store, loader *execute.Loader,
 	m *cluster.Member, d *drainFlag,
-) (*runs.Service, error) {
+) (*runs.Service, *approvals.Service, error) {
+	ap, bind := newApprovals(s, st, log)
 	deps := runs.Deps{
 		Store:     st,
 		Loader:    loader,
@@ -240,17 +243,18 @@ func provideRuns(s *serveSettings, p *process, log *slog.Logger, st *store.Store
 		Log:       log,
 		Redactor:  p.redactor,
 		Sealer:    runsSealer(s),
+		Proposer:  ap,
 	}
 	if s.Cluster {
 		// Admission reads the live membership: a pool is served while any live,
 		// non-draining member serves it (§5.4), and older members are checked (§4.10).
 		adm, err := runs.NewClusterAdmission(st, s.LeaseTTL, s.Pools)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		deps.Admission, deps.Capabilities = adm, adm
 	}
-	return runs.New(deps, runs.Config{
+	svc := runs.New(deps, runs.Config{
 		Pools:                s.Pools,
 		MaxQueued:            s.MaxQueued,
 		MaxAttempts:          s.MaxAttempts,
@@ -259,7 +263,10 @@ func provideRuns(s *serveSettings, p *process, log *slog.Logger, st *store.Store
 		Zone:                 s.Zone,
 		IdempotencyRetention: s.IdemRetention,
 		Draining:             d.Active,
-	}), nil
+		RequireApproval:      s.RequireApproval,
+	})
+	bind(svc)
+	return svc, ap, nil
 }
 
 func provideHealth(s *serveSettings, st *store.Store, m *cluster.Member, d *drainFlag, view membershipView,
@@ -274,6 +281,7 @@ func provideHealth(s *serveSettings, st *store.Store, m *cluster.Member, d *drai
 
 func provideHandler(s *serveSettings, p *process, log *slog.Logger, svc *runs.Service, h *health,
 	m *metrics.Metrics, reg *connectors.Registry, view membershipView, tpl *templates.Service,
+	mh apihttp.MCPHandler, ap *approvals.Service,
 ) http.Handler {
 	return apihttp.New(apihttp.Config{
 		BodyLimitBytes: s.BodyLimit,
@@ -288,6 +296,8 @@ func provideHandler(s *serveSettings, p *process, log *slog.Logger, svc *runs.Se
 		Connectors:     reg,
 		RequestMetrics: m,
 		Log:            log,
+		MCP:            mh,
+		Approvals:      ap,
 	})
 }
 

@@ -58,6 +58,8 @@ type serveFlags struct {
 	cluster, pollOnly             bool
 	poolWaitSecs                  int
 	vault                         vaultFlags
+	mcp                           mcpFlags
+	requireApproval               string
 }
 
 func (f *serveFlags) register(fs *pflag.FlagSet) {
@@ -86,6 +88,8 @@ func (f *serveFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.logLevel, "log-level", "info", "least level of log lines: debug, info, warn or error")
 	f.registerCluster(fs)
 	f.vault.register(fs)
+	f.mcp.register(fs)
+	registerApproval(fs, &f.requireApproval)
 	_ = fs.SetAnnotation("pool", cli.AnnotationEnvAlias, []string{"SLUICE_SERVE_POOLS"})
 }
 
@@ -119,6 +123,10 @@ type serveSettings struct {
 	PoolWait time.Duration
 	// Vault is --vault-key with --vault-previous-key; nil without a key (SPEC §7).
 	Vault *vault.Vault
+	// MCP is --mcp and --mcp-allow-mutations (SPEC §11).
+	MCP mcpSettings
+	// RequireApproval is --require-approval run (SPEC §9.5).
+	RequireApproval bool
 }
 
 // settings validates every flag and reports all bad values at once, each naming its
@@ -226,11 +234,21 @@ func (f *serveFlags) settings() (*serveSettings, error) {
 	} else {
 		s.LogLevel = lvl
 	}
+	if m, err := f.mcp.settings(); err != nil {
+		errs = append(errs, err)
+	} else {
+		s.MCP = m
+	}
 	auth, err := f.auth()
 	if err != nil {
 		errs = append(errs, err)
 	}
 	s.Auth = auth
+	if err == nil {
+		if s.RequireApproval, err = checkApproval(f.requireApproval, auth); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	errs = append(errs, f.clusterErrors(auth)...)
 	if err := errors.Join(errs...); err != nil {
 		return nil, err

@@ -156,7 +156,8 @@ func newRunsSubmit(f *runsFlags) *cobra.Command {
 			if err != nil {
 				return f.apiError(cmd, "submit "+args[0], err)
 			}
-			if !wait {
+			if !wait || res.ChangeRequestID != "" {
+				// A change request has no run to wait for yet.
 				return f.printSubmitted(cmd.OutOrStdout(), res)
 			}
 			if !f.json {
@@ -177,6 +178,9 @@ func newRunsSubmit(f *runsFlags) *cobra.Command {
 }
 
 func submittedLine(res client.SubmitResponse) string {
+	if res.ChangeRequestID != "" {
+		return fmt.Sprintf("proposed change request %s: it runs once another operator approves it", res.ChangeRequestID)
+	}
 	if res.Replayed {
 		return fmt.Sprintf("run %s already exists (%s)", res.RunID, res.Status)
 	}

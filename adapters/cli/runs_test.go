@@ -58,6 +58,9 @@ func (s *runsService) Submit(_ context.Context, req runs.SubmitRequest) (runs.Su
 		return runs.SubmitResult{}, s.submitErr
 	}
 	s.submitted = append(s.submitted, req)
+	if req.IdempotencyKey == "needs-approval" { // stands for a server with --require-approval run
+		return runs.SubmitResult{ChangeRequestID: "cr-1", Status: "proposed"}, nil
+	}
 	s.recs["r-new"] = &runs.Record{ID: "r-new", Name: "new", Status: "pending", CreatedAt: runsT0,
 		Stats: runs.Stats{RowsRead: 3, RowsWritten: 3, Pages: 1, ElapsedMS: 20}}
 	return runs.SubmitResult{RunID: "r-new", Status: "pending", Replayed: req.IdempotencyKey == "seen"}, nil
@@ -404,4 +407,16 @@ func TestRunsHelpNamesEnvironment(t *testing.T) {
 	require.Contains(t, out, "$SLUICE_SERVER")
 	require.Contains(t, out, "$SLUICE_TOKEN")
 	require.Contains(t, out, "(default \"http://127.0.0.1:8080\")")
+}
+
+func TestRunsSubmitUnderApprovalPrintsTheChangeRequest(t *testing.T) {
+	t.Parallel()
+	h := newRunsHarness(t)
+	code, out, stderr := h.exec(t, nil, "submit", runsConfigFile(t), "--idempotency-key", "needs-approval", "--wait")
+	require.Equal(t, 0, code, stderr)
+	require.Equal(t, "proposed change request cr-1: it runs once another operator approves it\n", out,
+		"there is no run to wait for yet")
+	code, out, stderr = h.exec(t, nil, "submit", runsConfigFile(t), "--idempotency-key", "needs-approval", "--json")
+	require.Equal(t, 0, code, stderr)
+	require.JSONEq(t, `{"change_request_id": "cr-1", "status": "proposed"}`, out)
 }

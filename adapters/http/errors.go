@@ -156,6 +156,15 @@ func internalError() *apiError {
 		message: "internal error; the server log has the details"}
 }
 
+// Classify answers err as the REST API would: its §2.9 code, its redacted message and
+// its machine-readable details. Other transports (MCP) call it so an error reads the same
+// wherever it is met; known is false for an error no row of the table matches (code
+// "internal" with a generic message: the caller logs the real error).
+func Classify(err error) (code, message string, details map[string]any, known bool) {
+	ae, known := classify(err)
+	return ae.code, ae.message, ae.details, known
+}
+
 // classify finds the answer for err.
 func classify(err error) (*apiError, bool) {
 	var ae *apiError

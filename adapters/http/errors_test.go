@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	sluicehttp "github.com/sluicehq/sluice/adapters/http"
+	"github.com/sluicehq/sluice/application/approvals"
 	"github.com/sluicehq/sluice/application/execute"
 	"github.com/sluicehq/sluice/application/runs"
 	"github.com/sluicehq/sluice/domain/callback"
@@ -24,6 +25,7 @@ import (
 // sentinels are every exported error an application call can return through the handlers.
 func sentinels() []error {
 	out := append([]error{}, runs.Errors()...)
+	out = append(out, approvals.Errors()...)
 	// Every exported sentinel of domain/ and application/ that a request can meet.
 	// cluster.ErrUndeliverable is left out: it only concerns callback delivery.
 	out = append(out, run.ErrNotFound, run.ErrConflict, run.ErrLeaseLost, run.ErrInvalidTransition, run.ErrUnavailable,

@@ -13,7 +13,7 @@ type obj = map[string]any
 // renderOpenAPI builds the OpenAPI 3.1 document of every route New registers (a test
 // keeps the two sets equal). The permission table annotates each operation with the
 // role it needs (x-sluice-role) and whether tenant principals may call it.
-func renderOpenAPI(version string) []byte {
+func renderOpenAPI(version string, withMCP bool) []byte {
 	if version == "" {
 		version = "dev"
 	}
@@ -30,6 +30,11 @@ func renderOpenAPI(version string) []byte {
 			"securitySchemes": obj{"bearer": obj{"type": "http", "scheme": "bearer"}},
 			"schemas":         schemas(),
 		},
+	}
+	if withMCP {
+		for k, v := range mcpPaths() {
+			doc["paths"].(obj)[k] = v
+		}
 	}
 	annotate(doc["paths"].(obj))
 	b, err := json.MarshalIndent(doc, "", "  ")
@@ -167,7 +172,7 @@ func paths() obj {
 		param("clock", "query", "logical instant (raw YAML bodies only)", obj{"type": "string", "format": "date-time"}),
 	}
 	submit := op("Submit a run", yamlParams, obj{
-		"202": jsonBody(ref("SubmitResponse"), "the run was created"),
+		"202": jsonBody(ref("SubmitResponse"), "the run was created; under --require-approval run the answer is {change_request_id, status: proposed} instead"),
 		"200": jsonBody(ref("SubmitResponse"), "an existing run answers (idempotent replay or run_key); replayed is true"),
 	}, "invalid_body", "body_too_large", "invalid_config", "directive_refused", "pool_unserved",
 		"state_format_refused", "idempotency_conflict", "run_deleted", "queue_full", "draining", "history_unavailable")
@@ -254,6 +259,9 @@ func errorCodes() []any {
 // withTemplatePaths adds the template routes to the document.
 func withTemplatePaths(p obj) obj {
 	for k, v := range templatePaths() {
+		p[k] = v
+	}
+	for k, v := range changeRequestPaths() {
 		p[k] = v
 	}
 	return p

@@ -73,7 +73,9 @@ func schemas() obj {
 		"callback":        ref("Callback"),
 		"clock":           obj{"type": "string", "format": "date-time", "description": "the logical instant (RFC 3339)"},
 	}
-	submitResp := obj{"run_id": str(""), "status": str(""), "replayed": boolean("true when an existing run answered")}
+	submitResp := obj{"run_id": str("absent when a change request was made instead"), "status": str("the run's, or proposed"),
+		"replayed":          boolean("true when an existing run answered"),
+		"change_request_id": str("under --require-approval run: the change request another operator must approve")}
 	list := obj{"runs": obj{"type": "array", "items": ref("Run")}, "next_cursor": nullableType("string", "null on the last page")}
 	shardList := obj{"shards": obj{"type": "array", "items": obj{"type": "object"}}, "next_cursor": nullableType("string", "null on the last page")}
 	cfg := obj{"run_id": str(""), "config": str("the stored config, secrets as ${sealed:N}, credentials redacted")}
@@ -106,7 +108,7 @@ func schemas() obj {
 		"TemplateRef":     object(all(template), template),
 		"Callback":        object([]string{"url"}, callback),
 		"SubmitRequest":   object([]string{"config"}, submitReq),
-		"SubmitResponse":  object([]string{"run_id", "status"}, submitResp),
+		"SubmitResponse":  object([]string{"status"}, submitResp),
 		"RollbackRequest": object(nil, obj{"config": submitReq["config"]}),
 		"ListResponse":    object(all(list), list),
 		"ShardsResponse":  object(all(shardList), shardList),

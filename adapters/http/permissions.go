@@ -50,6 +50,14 @@ func Permissions() []Permission {
 		// A tenant principal may use its own tenant's route at any role (the check above);
 		// untenanted principals need operator.
 		{http.MethodPost, "/v1/tenants/:tenant/templates/:id/runs", runs.Operator, true},
+		{http.MethodGet, "/v1/change-requests", runs.Viewer, false},
+		{http.MethodPost, "/v1/change-requests/:id/approve", runs.Operator, false},
+		{http.MethodPost, "/v1/change-requests/:id/reject", runs.Operator, false},
+		// MCP needs viewer to connect; each tool then asks the role it needs (SPEC §11).
+		// Tenant principals have only their tenant routes, so they never reach MCP.
+		{http.MethodPost, "/mcp", runs.Viewer, false},
+		{http.MethodGet, "/mcp", runs.Viewer, false},
+		{http.MethodDelete, "/mcp", runs.Viewer, false},
 	}
 }
 

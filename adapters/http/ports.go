@@ -2,6 +2,7 @@ package http
 
 import (
 	"context"
+	"net/http"
 	"time"
 
 	"github.com/sluicehq/sluice/application/runs"
@@ -71,4 +72,10 @@ type Connectors interface {
 // so run ids cannot become label values.
 type RequestMetrics interface {
 	Observe(method, route string, status int, dur time.Duration)
+}
+
+// MCPHandler is the MCP transport (SPEC §11). For returns the handler whose tools act as
+// p; the REST layer has already authenticated p and checked the route's role.
+type MCPHandler interface {
+	For(p runs.Principal) http.Handler
 }

@@ -24,3 +24,7 @@ func redact(s string) string {
 func retryAfterSecs(d time.Duration) int {
 	return max(1, int(math.Ceil(d.Seconds())))
 }
+
+// Redact is the redaction every answer of the API gets; other transports (MCP) apply it
+// to what they show so a secret is hidden the same way everywhere.
+func Redact(s string) string { return redact(s) }

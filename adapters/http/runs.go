@@ -54,8 +54,13 @@ func (s *server) submit(c *gin.Context) {
 	s.accepted(c, res)
 }
 
-// accepted answers a submission: 202 for a new run, 200 for a replay of an existing one.
+// accepted answers a submission: 202 for a new run, 200 for a replay of an existing one,
+// 202 {change_request_id, status: proposed} when it must be approved first (SPEC §9.5).
 func (s *server) accepted(c *gin.Context, res runs.SubmitResult) {
+	if res.ChangeRequestID != "" {
+		c.JSON(http.StatusAccepted, proposedResponse{ChangeRequestID: res.ChangeRequestID, Status: res.Status})
+		return
+	}
 	status := http.StatusAccepted
 	if res.Replayed {
 		status = http.StatusOK

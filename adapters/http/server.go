@@ -45,6 +45,11 @@ type Deps struct {
 	Connectors     Connectors
 	RequestMetrics RequestMetrics
 	Log            *slog.Logger
+	// MCP serves /mcp (sluice serve --mcp) for the authenticated principal; nil: no
+	// such route.
+	MCP MCPHandler
+	// Approvals serves /v1/change-requests (SPEC §9.5); nil: not_found there.
+	Approvals ApprovalService
 }
 
 // server holds what every handler shares; one per New, so two handlers in one process
@@ -91,7 +96,7 @@ func New(cfg Config, deps Deps) http.Handler {
 	e.Use(s.observe, s.recover, s.authorize, s.limitBody)
 	e.NoRoute(s.noRoute)
 	s.routes(e)
-	s.doc = renderOpenAPI(cfg.Version)
+	s.doc = renderOpenAPI(cfg.Version, deps.MCP != nil)
 	return e
 }
 
@@ -122,6 +127,26 @@ func (s *server) routes(e *gin.Engine) {
 	v1.POST("/templates/:id/runs", s.withTemplates(s.runTemplate))
 	v1.POST("/templates/:id/fanout", s.withTemplates(s.fanout))
 	v1.POST("/tenants/:tenant/templates/:id/runs", s.withTemplates(s.runTemplate))
+	v1.GET("/change-requests", s.withApprovals(s.listChangeRequests))
+	v1.POST("/change-requests/:id/approve", s.withApprovals(s.approveChangeRequest))
+	v1.POST("/change-requests/:id/reject", s.withApprovals(s.rejectChangeRequest))
+	if s.deps.MCP != nil {
+		for _, m := range mcpMethods {
+			e.Handle(m, mcpRoute, s.mcp)
+		}
+	}
+}
+
+// mcpRoute is where MCP's streamable HTTP transport is mounted; its methods are the
+// transport's (POST messages, GET a stream, DELETE a session).
+const mcpRoute = "/mcp"
+
+var mcpMethods = []string{http.MethodPost, http.MethodGet, http.MethodDelete}
+
+// mcp hands the request to the MCP transport behind the same bearer auth and body limit
+// as the REST routes; the tools act as the authenticated principal.
+func (s *server) mcp(c *gin.Context) {
+	s.deps.MCP.For(principal(c)).ServeHTTP(c.Writer, c.Request)
 }
 
 // observe records every answered request by route pattern (SPEC §10).

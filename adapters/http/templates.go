@@ -279,6 +279,10 @@ func (s *server) fanout(c *gin.Context) {
 			out = append(out, gin.H{"error": gin.H{"code": ae.code, "message": ae.message}})
 			continue
 		}
+		if r.ChangeRequestID != "" {
+			out = append(out, gin.H{"change_request_id": r.ChangeRequestID, "status": r.Status})
+			continue
+		}
 		out = append(out, gin.H{"run_id": r.RunID, "status": r.Status, "replayed": r.Replayed})
 	}
 	c.JSON(http.StatusAccepted, gin.H{"runs": out})
@@ -286,11 +290,15 @@ func (s *server) fanout(c *gin.Context) {
 
 // withTemplates answers not_found when this server has no template service.
 func (s *server) withTemplates(h gin.HandlerFunc) gin.HandlerFunc {
+	return servedBy(s.deps.Templates != nil, "templates", h)
+}
+
+// servedBy answers not_found on a route whose service this server was built without.
+func servedBy(served bool, what string, h gin.HandlerFunc) gin.HandlerFunc {
+	if served {
+		return h
+	}
 	return func(c *gin.Context) {
-		if s.deps.Templates == nil {
-			writeError(c, apiErrorf(http.StatusNotFound, codeNotFound, "templates are not served by this server"))
-			return
-		}
-		h(c)
+		writeError(c, apiErrorf(http.StatusNotFound, codeNotFound, "%s are not served by this server", what))
 	}
 }

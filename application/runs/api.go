@@ -49,6 +49,10 @@ type SubmitRequest struct {
 	// Serial makes the run wait queued while another run of its pipeline key is active
 	// (a schedule with overlap_policy queue). Incremental configs are serial anyway.
 	Serial bool
+	// Propose asks for a change request even when approval is not required (the MCP
+	// propose_run tool). Under --require-approval run every request from a person or an
+	// agent is proposed anyway (see Service.Submit).
+	Propose bool
 }
 
 // SubmitResult is the answer to a submission.
@@ -56,6 +60,9 @@ type SubmitResult struct {
 	RunID    string
 	Status   string
 	Replayed bool // true for an idempotent replay or an existing run_key
+	// ChangeRequestID is set, with Status "proposed" and no RunID, when the request was
+	// recorded as a change request instead of creating a run (SPEC §9.5).
+	ChangeRequestID string
 }
 
 // Page is one page of a list.

@@ -68,3 +68,10 @@ func increment(u *[16]byte) {
 	}
 	binary.BigEndian.PutUint64(u[:8], ts<<16|0x7000|ra)
 }
+
+// NewIDSource returns a generator of increasing UUIDv7 ids, for the other records that
+// page newest first by id (change requests).
+func NewIDSource() func() (string, error) {
+	v := &v7Source{}
+	return v.next
+}

@@ -112,3 +112,10 @@ type PoolAdmission interface {
 type Redactor interface {
 	Redact(s string) string
 }
+
+// Proposer records a run request as a change request instead of creating the run (SPEC
+// §9.5). Submit calls it after every check a submission gets short of storing the run,
+// with the run's name and pool decided; the id it returns answers the caller.
+type Proposer interface {
+	Propose(ctx context.Context, req SubmitRequest, name, pool string) (id string, err error)
+}

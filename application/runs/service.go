@@ -43,6 +43,9 @@ type Deps struct {
 	// Sealer is the vault (--vault-key); nil: configs are stored as submitted and secret
 	// params are refused with ErrVaultKeyRequired (SPEC §7.3, §7.4).
 	Sealer Sealer
+	// Proposer records change requests (SPEC §9.5); nil: a request that must be
+	// proposed is refused.
+	Proposer Proposer
 }
 
 // Config is the server settings the run use-cases read.
@@ -66,6 +69,9 @@ type Config struct {
 	IdempotencyRetention time.Duration
 	// Draining reports whether the server is shutting down; nil: never.
 	Draining func() bool
+	// RequireApproval is --require-approval run: run requests from people and agents
+	// become change requests (SPEC §9.5); schedules and backfills still run directly.
+	RequireApproval bool
 }
 
 // Service holds the run use-cases. It is safe for concurrent use.

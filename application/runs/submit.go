@@ -70,7 +70,8 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (SubmitResult, 
 	if err != nil {
 		return SubmitResult{}, err
 	}
-	if s.cfg.MaxQueued > 0 {
+	propose := s.mustPropose(req)
+	if s.cfg.MaxQueued > 0 && !propose {
 		n, err := s.deps.Store.CountQueued(ctx)
 		if err != nil {
 			return SubmitResult{}, err
@@ -87,6 +88,9 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (SubmitResult, 
 	mat, err := s.materialize(tree, req.Params)
 	if err != nil {
 		return SubmitResult{}, err
+	}
+	if propose {
+		return s.propose(ctx, req, name, poolName)
 	}
 	fpReq := req
 	fpReq.Params = secretFree(tree, req.Params)

@@ -101,9 +101,11 @@ type Callback struct {
 
 // SubmitResponse answers a submission; Replayed is true when an existing run answered.
 type SubmitResponse struct {
-	RunID    string `json:"run_id"`
+	RunID    string `json:"run_id,omitempty"`
 	Status   string `json:"status"`
 	Replayed bool   `json:"replayed,omitempty"`
+	// ChangeRequestID is set (and RunID empty) when the server requires approval.
+	ChangeRequestID string `json:"change_request_id,omitempty"`
 }
 
 // ListResponse is one page of GET /v1/runs. NextCursor is nil on the last page.

@@ -1,0 +1,133 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+)
+
+// NewMCPCommand is `sluice mcp`: MCP over stdio for agents that start a local process,
+// relayed message by message to the /mcp endpoint of a server (SPEC §11). The server
+// decides the tools and runs them as the token's principal, so the proxy adds nothing
+// and hides nothing. stdout carries only MCP messages; the log goes to stderr.
+func NewMCPCommand(deps RunsDeps) *cobra.Command {
+	f := &runsFlags{deps: deps}
+	cmd := &cobra.Command{
+		Use:   "mcp",
+		Short: "Speak MCP over stdio, relayed to a sluice server started with --mcp",
+		Long: "Speak the Model Context Protocol on stdin/stdout for an AI agent, relaying every message to\n" +
+			"the /mcp endpoint of --server (which runs `sluice serve --mcp`). The token comes from --token,\n" +
+			"else from the file " + TokenFile + " in --data-dir. Logs go to stderr only.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return f.proxyMCP(cmd) },
+	}
+	pf := cmd.Flags()
+	pf.StringVar(&f.server, "server", DefaultServer, "base URL of the sluice server")
+	pf.StringVar(&f.token, "token", "", "API bearer token (default: the "+TokenFile+" file in --data-dir)")
+	pf.StringVar(&f.dataDir, "data-dir", DefaultDataDir, "data directory of the local server, read for its "+TokenFile+" file")
+	return cmd
+}
+
+func (f *runsFlags) proxyMCP(cmd *cobra.Command) error {
+	c, err := f.client()
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
+	ctx, cancel := context.WithCancel(cmd.Context())
+	defer cancel()
+	httpClient := f.deps.HTTP
+	if httpClient == nil {
+		httpClient = http.DefaultClient
+	}
+	remote, err := (&sdk.StreamableClientTransport{
+		Endpoint:             strings.TrimRight(f.server, "/") + "/mcp",
+		HTTPClient:           &http.Client{Transport: bearerTransport{token: c.Token, next: httpClient.Transport}},
+		DisableStandaloneSSE: true, // the server keeps no sessions, so it has nothing to push
+	}).Connect(ctx)
+	if err != nil {
+		return fmt.Errorf("connect to %s/mcp: %w", f.server, err)
+	}
+	defer remote.Close()
+	local, err := (&sdk.IOTransport{Reader: io.NopCloser(cmd.InOrStdin()), Writer: nopWriteCloser{cmd.OutOrStdout()}}).Connect(ctx)
+	if err != nil {
+		return fmt.Errorf("open stdio: %w", err)
+	}
+	defer local.Close()
+	log.Info("relaying MCP on stdio", "server", f.server)
+
+	done := make(chan error, 2)
+	go func() { done <- relayUp(ctx, local, remote, log) }()
+	go func() { done <- relayDown(ctx, remote, local) }()
+	err = <-done
+	if errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
+		return nil // the agent closed stdin: a normal end
+	}
+	return err
+}
+
+// relayUp sends the agent's messages to the server. A request the server cannot be
+// reached for is answered with a JSON-RPC error, so the agent is never left waiting.
+func relayUp(ctx context.Context, local, remote sdk.Connection, log *slog.Logger) error {
+	for {
+		msg, err := local.Read(ctx)
+		if err != nil {
+			return err
+		}
+		werr := remote.Write(ctx, msg)
+		if werr == nil {
+			continue
+		}
+		log.Warn("the server refused a message", "error", werr.Error())
+		if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
+			resp := &jsonrpc.Response{ID: req.ID, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
+				Message: "sluice server: " + werr.Error()}}
+			if err := local.Write(ctx, resp); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// relayDown sends the server's answers to the agent.
+func relayDown(ctx context.Context, remote, local sdk.Connection) error {
+	for {
+		msg, err := remote.Read(ctx)
+		if err != nil {
+			return err
+		}
+		if err := local.Write(ctx, msg); err != nil {
+			return err
+		}
+	}
+}
+
+// bearerTransport adds the API token to every request to the server.
+type bearerTransport struct {
+	token string
+	next  http.RoundTripper
+}
+
+func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	if b.token != "" {
+		r.Header.Set("Authorization", "Bearer "+b.token)
+	}
+	next := b.next
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	return next.RoundTrip(r)
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
