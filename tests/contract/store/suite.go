@@ -42,6 +42,7 @@ func Run(t *testing.T, h Harness) {
 		{"schema", schemaCases()},
 		{"vault", vaultCases()},
 		{"templates", templateCases()},
+		{"schedules", scheduleCases()},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
