@@ -111,11 +111,12 @@ type Lease interface {
 	Resign(ctx context.Context) error
 }
 
-// Metrics counts what became of due ticks (sluice_schedule_ticks_total{outcome}).
+// Metrics counts what became of due ticks (sluice_schedule_ticks_total{outcome}); the
+// outcome is a schedule.Outcome value.
 type Metrics interface {
-	TickOutcome(outcome schedule.Outcome)
+	ScheduleTick(outcome string)
 }
 
 type nopMetrics struct{}
 
-func (nopMetrics) TickOutcome(schedule.Outcome) {}
+func (nopMetrics) ScheduleTick(string) {}

@@ -133,7 +133,7 @@ func (s *Service) Create(ctx context.Context, p runs.Principal, req CreateReques
 		}
 	}
 	sc.Timezone = loc.String()
-	now := s.deps.Clock().UTC()
+	now := s.deps.Clock().UTC().Truncate(time.Millisecond) // what the history keeps
 	if _, err := schedule.StartBound(req.StartDate, now, loc); err != nil {
 		return nil, invalid("start_date", err.Error())
 	}

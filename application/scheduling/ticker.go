@@ -88,6 +88,14 @@ func (s *Service) tickSchedule(ctx context.Context, sc *Schedule, epoch int64, n
 			return next, err
 		}
 	}
+	if n := len(skipped); n > 0 || summary != nil {
+		folded := 0
+		if summary != nil {
+			folded = summary.Count
+		}
+		s.deps.Log.InfoContext(ctx, "schedule ticks recorded skipped", "schedule_id", sc.ID, "reason", reason,
+			"listed", n, "folded_into_summary", folded)
+	}
 	var params map[string]string
 	if len(create) > 0 {
 		if params, err = s.openParams(ctx, sc); err != nil {
@@ -109,8 +117,8 @@ func (s *Service) record(ctx context.Context, t Tick) error {
 		return err
 	}
 	if inserted {
-		s.deps.Metrics.TickOutcome(schedule.OutcomeSkipped)
-		s.deps.Log.InfoContext(ctx, "schedule tick skipped", "schedule_id", t.ScheduleID,
+		s.deps.Metrics.ScheduleTick(string(schedule.OutcomeSkipped))
+		s.deps.Log.DebugContext(ctx, "schedule tick skipped", "schedule_id", t.ScheduleID,
 			"instant", t.Instant.UTC().Format(time.RFC3339), "reason", t.Reason, "summary_count", t.SummaryCount)
 	}
 	return nil
@@ -146,15 +154,15 @@ func (s *Service) createTick(ctx context.Context, sc *Schedule, params map[strin
 	}
 	switch {
 	case res.Skipped != "":
-		s.deps.Metrics.TickOutcome(schedule.OutcomeSkipped)
+		s.deps.Metrics.ScheduleTick(string(schedule.OutcomeSkipped))
 		s.deps.Log.InfoContext(ctx, "schedule tick skipped", "schedule_id", sc.ID,
 			"instant", instant.Format(time.RFC3339), "reason", res.Skipped)
 	case res.Replayed:
 		// Recorded by an earlier pass or leader: nothing new happened.
 	case res.Status == string(run.Queued):
-		s.deps.Metrics.TickOutcome(schedule.OutcomeQueued)
+		s.deps.Metrics.ScheduleTick(string(schedule.OutcomeQueued))
 	default:
-		s.deps.Metrics.TickOutcome(schedule.OutcomeCreated)
+		s.deps.Metrics.ScheduleTick(string(schedule.OutcomeCreated))
 	}
 	return nil
 }
