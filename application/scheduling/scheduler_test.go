@@ -37,7 +37,7 @@ func (c *clock) add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unloc
 
 type noEnv struct{}
 
-func (noEnv) LookupEnv(string) (string, bool)  { return "", false }
+func (noEnv) LookupEnv(string) (string, bool)   { return "", false }
 func (noEnv) ReadFile(p string) ([]byte, error) { return nil, errors.New("no files here: " + p) }
 
 // world is the real stack under a schedule: history, runs funnel, templates, schedules.
