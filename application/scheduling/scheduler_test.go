@@ -51,7 +51,7 @@ type world struct {
 	ctx   context.Context
 }
 
-func newWorld(t *testing.T, url string) *world {
+func newWorld(t *testing.T, url string, sealer ...runs.Sealer) *world {
 	t.Helper()
 	ctx := context.Background()
 	st, err := store.Open(ctx, url, store.Options{})
@@ -60,9 +60,13 @@ func newWorld(t *testing.T, url string) *world {
 	require.NoError(t, st.Migrate(ctx))
 	clk := &clock{}
 	loader := &execute.Loader{Decoder: configtext.Decoder{}, Env: noEnv{}, Catalog: builtin.Registry()}
-	rs := runs.New(runs.Deps{Store: st, Loader: loader, Clock: clk}, runs.Config{MaxQueued: 100000})
-	tpl := templates.New(templates.Deps{Store: st, Runs: rs, Loader: loader, Clock: clk.Now})
-	svc := scheduling.New(scheduling.Deps{Store: st, Templates: tpl, Clock: clk.Now}, scheduling.Config{})
+	var seal runs.Sealer
+	if len(sealer) > 0 {
+		seal = sealer[0]
+	}
+	rs := runs.New(runs.Deps{Store: st, Loader: loader, Clock: clk, Sealer: seal}, runs.Config{MaxQueued: 100000})
+	tpl := templates.New(templates.Deps{Store: st, Runs: rs, Loader: loader, Clock: clk.Now, Sealer: seal})
+	svc := scheduling.New(scheduling.Deps{Store: st, Templates: tpl, Clock: clk.Now, Sealer: seal}, scheduling.Config{})
 	lease, err := st.Elector(false).Campaign(ctx, scheduling.Candidate{InstanceID: "test", Host: "h", PID: 1, Version: "t", TTL: time.Minute})
 	require.NoError(t, err)
 	return &world{st: st, svc: svc, tpl: tpl, clock: clk, dir: t.TempDir(), epoch: lease.Epoch(), ctx: ctx}
@@ -71,18 +75,24 @@ func newWorld(t *testing.T, url string) *world {
 // schedule registers a template of its own pipeline key and a schedule on it.
 func (w *world) schedule(t *testing.T, name string, req scheduling.CreateRequest) string {
 	t.Helper()
-	cfg := fmt.Sprintf(`version: 1
-name: %s
-pipeline:
-  source: { type: generate, config: { count: 1 } }
-  sink: { type: sqlite, config: { connection_url: "sqlite:%s", table_name: rows, write_mode: append, create_table: true } }
-`, name, filepath.Join(w.dir, name+".db"))
-	_, err := w.tpl.Register(w.ctx, admin, templates.RegisterRequest{ID: name, Config: []byte(cfg)})
-	require.NoError(t, err)
+	w.template(t, name, "")
 	req.TemplateID = name
 	v, err := w.svc.Create(w.ctx, admin, req)
 	require.NoError(t, err)
 	return v.ID
+}
+
+// template registers a template of pipeline name with a params block.
+func (w *world) template(t *testing.T, name, params string) {
+	t.Helper()
+	cfg := fmt.Sprintf(`version: 1
+name: %s
+%spipeline:
+  source: { type: generate, config: { count: 1 } }
+  sink: { type: sqlite, config: { connection_url: "sqlite:%s", table_name: rows, write_mode: append, create_table: true } }
+`, name, params, filepath.Join(w.dir, name+".db"))
+	_, err := w.tpl.Register(w.ctx, admin, templates.RegisterRequest{ID: name, Config: []byte(cfg)})
+	require.NoError(t, err)
 }
 
 // walk runs a pass every step from the clock's time until `until`.
