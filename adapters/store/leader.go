@@ -115,7 +115,7 @@ WHERE id = 1 AND epoch = ? AND backend_pid = pg_backend_pid()`), l.epoch)
 	return nil
 }
 
-// Resign records the clean stop and releases the lock.
+// Resign records the clean stop (of a term still current) and releases the lock.
 func (l *lease) Resign(ctx context.Context) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -123,8 +123,11 @@ func (l *lease) Resign(ctx context.Context) error {
 		return nil
 	}
 	l.resigned = true
+	// Only a term still current stops cleanly: a deposed leader learns of it late, and
+	// its row keeps its last heartbeat and no stop time, as after a crash.
 	_, err := l.s.db.NewRaw(l.s.q(`UPDATE sluice_leaders SET stopped_at = {now}, heartbeat_at = {now}
-WHERE epoch = ? AND stopped_at IS NULL`), l.epoch).Exec(ctx)
+WHERE epoch = ? AND stopped_at IS NULL
+  AND EXISTS (SELECT 1 FROM sluice_scheduler_term WHERE id = 1 AND epoch = ?)`), l.epoch, l.epoch).Exec(ctx)
 	if l.pg != nil {
 		l.pg.close(ctx, true)
 	}

@@ -190,6 +190,12 @@ func scheduleCases() map[string]func(*testing.T, *env) {
 			require.False(t, leaders[0].StoppedAt.IsZero())
 			require.True(t, leaders[1].StoppedAt.IsZero(), "a term that never stopped cleanly has no stop time")
 			require.Equal(t, "member-a", leaders[1].InstanceID)
+			c := e.term(t)
+			require.NoError(t, a.Resign(e.ctx), "a deposed leader resigns late")
+			leaders, err = e.s.Leaders(e.ctx)
+			require.NoError(t, err)
+			require.True(t, leaders[2].StoppedAt.IsZero(), "a deposed term records no stop time")
+			require.NoError(t, c.Resign(e.ctx))
 		},
 		"clustered members: one leads, the next takes over when it resigns": func(t *testing.T, e *env) {
 			if !e.h.Shared {
