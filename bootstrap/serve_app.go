@@ -23,6 +23,7 @@ import (
 	"github.com/sluicehq/sluice/application/cluster"
 	"github.com/sluicehq/sluice/application/execute"
 	"github.com/sluicehq/sluice/application/runs"
+	"github.com/sluicehq/sluice/application/scheduling"
 	"github.com/sluicehq/sluice/application/templates"
 	"github.com/sluicehq/sluice/domain/secret"
 	"github.com/sluicehq/sluice/domain/state"
@@ -63,7 +64,8 @@ func (f fatal) report(err error) {
 
 // serveGraph is the dependency graph of `sluice serve`. Hooks run in the order they are
 // registered on start and in reverse on stop, which gives the shutdown of SPEC §2.8:
-// drain (runs finish or are handed back while the API still answers GETs and cancels),
+// the scheduler resigns its leadership, drain (runs finish or are handed back while the
+// API still answers GETs and cancels),
 // then the HTTP server, the member's loops and its clean-stop record, the exclusive
 // lock, and the history connection last.
 func serveGraph(s *serveSettings, p *process, log *slog.Logger, mlog memberLog, id identity, ln apiListener, f fatal) fx.Option {
@@ -84,6 +86,7 @@ func serveGraph(s *serveSettings, p *process, log *slog.Logger, mlog memberLog, 
 			provideMember,
 			provideRuns,
 			provideTemplates,
+			provideSchedules,
 			provideHealth,
 			provideMCP,
 			provideHandler,
@@ -93,6 +96,7 @@ func serveGraph(s *serveSettings, p *process, log *slog.Logger, mlog memberLog, 
 			startMember,
 			startHTTP,
 			registerDrain,
+			startScheduler,
 		),
 	)
 }
@@ -281,7 +285,7 @@ func provideHealth(s *serveSettings, st *store.Store, m *cluster.Member, d *drai
 
 func provideHandler(s *serveSettings, p *process, log *slog.Logger, svc *runs.Service, h *health,
 	m *metrics.Metrics, reg *connectors.Registry, view membershipView, tpl *templates.Service,
-	mh apihttp.MCPHandler, ap *approvals.Service,
+	mh apihttp.MCPHandler, ap *approvals.Service, sch *scheduling.Service,
 ) http.Handler {
 	return apihttp.New(apihttp.Config{
 		BodyLimitBytes: s.BodyLimit,
@@ -291,6 +295,7 @@ func provideHandler(s *serveSettings, p *process, log *slog.Logger, svc *runs.Se
 	}, apihttp.Deps{
 		Runs:           svc,
 		Templates:      tpl,
+		Schedules:      sch,
 		Health:         h,
 		Metrics:        clusterMetrics(s, m, view),
 		Connectors:     reg,

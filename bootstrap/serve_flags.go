@@ -33,6 +33,7 @@ const (
 	DefaultLeaseTTL        = 30
 	DefaultPollSecs        = 2
 	DefaultClusterAttempts = 3
+	DefaultLeaderTTL       = 30
 	// HistoryFileName is the default SQLite history inside --data-dir.
 	HistoryFileName = "history.db"
 	// minLeaseTTL keeps TTL/3 renewals and TTL/6 statement timeouts at a sane size.
@@ -54,6 +55,7 @@ type serveFlags struct {
 	timezone                      string
 	pools                         []string
 	leaseTTLSecs, pollSecs, tries int
+	leaderTTLSecs                 int
 	logLevel                      string
 	cluster, pollOnly             bool
 	poolWaitSecs                  int
@@ -84,6 +86,7 @@ func (f *serveFlags) register(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&f.pools, "pool", []string{pool.Default}, "execution pool this server serves (repeatable) [$SLUICE_POOL or $SLUICE_SERVE_POOLS]")
 	fs.IntVar(&f.leaseTTLSecs, "lease-ttl-secs", DefaultLeaseTTL, "lease of a running run; renewed every third of it (at least 3)")
 	fs.IntVar(&f.pollSecs, "cluster-poll-secs", DefaultPollSecs, "claim and cancel polling interval (less than --lease-ttl-secs)")
+	fs.IntVar(&f.leaderTTLSecs, "leader-ttl-secs", DefaultLeaderTTL, "with --cluster: a scheduler leader whose heartbeat (every 5 s) is older than this is replaced (at least 3)")
 	fs.IntVar(&f.tries, "cluster-max-attempts", DefaultClusterAttempts, "claims of a run before an expired lease fails it as poisoned (at least 1)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "least level of log lines: debug, info, warn or error")
 	f.registerCluster(fs)
@@ -113,6 +116,7 @@ type serveSettings struct {
 	Zone           *time.Location
 	Pools          []string
 	LeaseTTL       time.Duration
+	LeaderTTL      time.Duration // --leader-ttl-secs (SPEC §9.3)
 	Poll           time.Duration
 	MaxAttempts    int
 	LogLevel       slog.Level
@@ -137,7 +141,8 @@ func (f *serveFlags) settings() (*serveSettings, error) {
 		BodyLimit: f.bodyLimit, CallbackSecret: f.callbackSecret, MaxAttempts: f.tries,
 		Grace: secs(f.graceSecs), Kill: secs(f.killSecs), RetainTerminal: secs(f.retainSecs),
 		IdemRetention: secs(f.idemSecs), LeaseTTL: secs(f.leaseTTLSecs), Poll: secs(f.pollSecs),
-		Cluster: f.cluster, PollOnly: f.pollOnly, PoolWait: secs(f.poolWaitSecs),
+		LeaderTTL: secs(f.leaderTTLSecs),
+		Cluster:   f.cluster, PollOnly: f.pollOnly, PoolWait: secs(f.poolWaitSecs),
 	}
 	var errs []error
 	bad := func(flag, format string, a ...any) {
@@ -222,6 +227,9 @@ func (f *serveFlags) settings() (*serveSettings, error) {
 	}
 	if f.leaseTTLSecs < minLeaseTTL {
 		bad("lease-ttl-secs", "%d: the lease TTL must be at least %d seconds", f.leaseTTLSecs, minLeaseTTL)
+	}
+	if f.leaderTTLSecs < minLeaseTTL {
+		bad("leader-ttl-secs", "%d: the scheduler leader's TTL must be at least %d seconds", f.leaderTTLSecs, minLeaseTTL)
 	}
 	if f.pollSecs < 1 || f.pollSecs >= f.leaseTTLSecs {
 		bad("cluster-poll-secs", "%d: must be at least 1 and less than --lease-ttl-secs (%d)", f.pollSecs, f.leaseTTLSecs)

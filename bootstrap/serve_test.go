@@ -52,6 +52,7 @@ func TestServeRefusesBadFlags(t *testing.T) {
 		{"pool name", []string{"--pool", "Bad Pool"}, nil, "--pool"},
 		{"pool twice", []string{"--pool", "a,a"}, nil, "--pool"},
 		{"lease ttl", []string{"--lease-ttl-secs", "2"}, nil, "--lease-ttl-secs"},
+		{"leader ttl", []string{"--leader-ttl-secs", "2"}, nil, "--leader-ttl-secs"},
 		{"poll not below ttl", []string{"--cluster-poll-secs", "30"}, nil, "--cluster-poll-secs"},
 		{"poll zero", []string{"--cluster-poll-secs", "0"}, nil, "--cluster-poll-secs"},
 		{"attempts", []string{"--cluster-max-attempts", "0"}, nil, "--cluster-max-attempts"},

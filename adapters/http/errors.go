@@ -15,6 +15,7 @@ import (
 	"github.com/sluicehq/sluice/domain/pipeline"
 	"github.com/sluicehq/sluice/domain/pool"
 	"github.com/sluicehq/sluice/domain/run"
+	"github.com/sluicehq/sluice/domain/schedule"
 	"github.com/sluicehq/sluice/domain/secret"
 	"github.com/sluicehq/sluice/domain/shard"
 	"github.com/sluicehq/sluice/domain/state"
@@ -114,6 +115,9 @@ func errorTable() []mapping {
 		{secret.ErrTooShort, codeInvalidConfig},
 		{runs.ErrVaultKeyRequired, codeVaultKeyRequired},
 		{templates.ErrInUse, codeTemplateInUse},
+		// Schedule settings the domain refuses (the use-cases name the field).
+		{schedule.ErrInvalidCron, codeInvalidBody},
+		{schedule.ErrInvalidSchedule, codeInvalidBody},
 		{runs.ErrQueueFull, codeQueueFull},
 		{runs.ErrDraining, codeDraining},
 		// A race lost against another writer: the request was valid, the state moved on.

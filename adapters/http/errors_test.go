@@ -17,6 +17,7 @@ import (
 	"github.com/sluicehq/sluice/domain/pipeline"
 	"github.com/sluicehq/sluice/domain/pool"
 	"github.com/sluicehq/sluice/domain/run"
+	"github.com/sluicehq/sluice/domain/schedule"
 	"github.com/sluicehq/sluice/domain/secret"
 	"github.com/sluicehq/sluice/domain/shard"
 	"github.com/sluicehq/sluice/domain/state"
@@ -31,7 +32,8 @@ func sentinels() []error {
 	out = append(out, run.ErrNotFound, run.ErrConflict, run.ErrLeaseLost, run.ErrInvalidTransition, run.ErrUnavailable,
 		pipeline.ErrInvalidConfig, execute.ErrDirectiveRefused, pool.ErrUnserved, pool.ErrOverrideDenied,
 		callback.ErrRefused, shard.ErrInvalidCount, state.ErrFormat,
-		secret.ErrTooShort, secret.ErrTokenInText, secret.ErrUnknownToken)
+		secret.ErrTooShort, secret.ErrTokenInText, secret.ErrUnknownToken,
+		schedule.ErrInvalidCron, schedule.ErrInvalidSchedule)
 	return out
 }
 

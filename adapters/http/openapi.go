@@ -25,10 +25,10 @@ func renderOpenAPI(version string, withMCP bool) []byte {
 			"description": "The sluice control plane: submit pipeline runs, follow them, cancel, roll back and inspect them.",
 		},
 		"security": []any{obj{"bearer": []any{}}},
-		"paths":    withTemplatePaths(paths()),
+		"paths":    merge(paths(), templatePaths(), schedulePaths(), changeRequestPaths()),
 		"components": obj{
 			"securitySchemes": obj{"bearer": obj{"type": "http", "scheme": "bearer"}},
-			"schemas":         schemas(),
+			"schemas":         merge(schemas(), scheduleSchemas()),
 		},
 	}
 	if withMCP {
@@ -256,13 +256,12 @@ func errorCodes() []any {
 	return out
 }
 
-// withTemplatePaths adds the template routes to the document.
-func withTemplatePaths(p obj) obj {
-	for k, v := range templatePaths() {
-		p[k] = v
+// merge adds the entries of parts to into: the paths or schemas of each feature.
+func merge(into obj, parts ...obj) obj {
+	for _, p := range parts {
+		for k, v := range p {
+			into[k] = v
+		}
 	}
-	for k, v := range changeRequestPaths() {
-		p[k] = v
-	}
-	return p
+	return into
 }

@@ -8,21 +8,7 @@ func schemas() obj {
 	str := func(desc string) obj { return typ("string", desc) }
 	integer := func(desc string) obj { return typ("integer", desc) }
 	boolean := func(desc string) obj { return typ("boolean", desc) }
-	object := func(required []string, props obj) obj {
-		o := obj{"type": "object", "properties": props, "additionalProperties": false}
-		if required != nil {
-			o["required"] = required
-		}
-		return o
-	}
-	all := func(props obj) []string {
-		out := make([]string, 0, len(props))
-		for k := range props {
-			out = append(out, k)
-		}
-		slices.Sort(out)
-		return out
-	}
+	object, all := closedObject, propNames
 	stringMap := obj{"type": "object", "additionalProperties": obj{"type": "string"}}
 
 	run := obj{
@@ -131,4 +117,23 @@ func schemas() obj {
 
 func nullableArray() obj {
 	return obj{"type": []any{"array", "null"}, "items": obj{"type": "string"}}
+}
+
+// closedObject is an object schema of exactly props; required nil requires none.
+func closedObject(required []string, props obj) obj {
+	o := obj{"type": "object", "properties": props, "additionalProperties": false}
+	if required != nil {
+		o["required"] = required
+	}
+	return o
+}
+
+// propNames is every property name of props, sorted.
+func propNames(props obj) []string {
+	out := make([]string, 0, len(props))
+	for k := range props {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
 }

@@ -47,6 +47,14 @@ func Permissions() []Permission {
 		{http.MethodDelete, "/v1/templates/:id", runs.Admin, false},
 		{http.MethodPost, "/v1/templates/:id/runs", runs.Operator, false},
 		{http.MethodPost, "/v1/templates/:id/fanout", runs.Operator, false},
+		{http.MethodGet, "/v1/schedules", runs.Viewer, false},
+		{http.MethodGet, "/v1/schedules/preview", runs.Viewer, false},
+		{http.MethodGet, "/v1/schedules/:id", runs.Viewer, false},
+		{http.MethodGet, "/v1/schedules/:id/ticks", runs.Viewer, false},
+		{http.MethodPost, "/v1/schedules/:id/pause", runs.Operator, false},
+		{http.MethodPost, "/v1/schedules/:id/resume", runs.Operator, false},
+		{http.MethodPost, "/v1/templates/:id/schedules", runs.Admin, false},
+		{http.MethodDelete, "/v1/schedules/:id", runs.Admin, false},
 		// A tenant principal may use its own tenant's route at any role (the check above);
 		// untenanted principals need operator.
 		{http.MethodPost, "/v1/tenants/:tenant/templates/:id/runs", runs.Operator, true},

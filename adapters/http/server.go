@@ -39,7 +39,9 @@ type Config struct {
 type Deps struct {
 	Runs RunService
 	// Templates serves /v1/templates and the tenant template route; nil: no such routes.
-	Templates      TemplateService
+	Templates TemplateService
+	// Schedules serves /v1/schedules and the template schedule route; nil: no such routes.
+	Schedules      ScheduleService
 	Health         Health
 	Metrics        http.Handler
 	Connectors     Connectors
@@ -127,6 +129,14 @@ func (s *server) routes(e *gin.Engine) {
 	v1.POST("/templates/:id/runs", s.withTemplates(s.runTemplate))
 	v1.POST("/templates/:id/fanout", s.withTemplates(s.fanout))
 	v1.POST("/tenants/:tenant/templates/:id/runs", s.withTemplates(s.runTemplate))
+	v1.POST("/templates/:id/schedules", s.withSchedules(s.createSchedule))
+	v1.GET("/schedules", s.withSchedules(s.listSchedules))
+	v1.GET("/schedules/preview", s.withSchedules(s.previewSchedule))
+	v1.GET("/schedules/:id", s.withSchedules(s.getSchedule))
+	v1.DELETE("/schedules/:id", s.withSchedules(s.deleteSchedule))
+	v1.POST("/schedules/:id/pause", s.withSchedules(s.pauseSchedule))
+	v1.POST("/schedules/:id/resume", s.withSchedules(s.resumeSchedule))
+	v1.GET("/schedules/:id/ticks", s.withSchedules(s.scheduleTicks))
 	v1.GET("/change-requests", s.withApprovals(s.listChangeRequests))
 	v1.POST("/change-requests/:id/approve", s.withApprovals(s.approveChangeRequest))
 	v1.POST("/change-requests/:id/reject", s.withApprovals(s.rejectChangeRequest))

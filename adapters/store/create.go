@@ -23,21 +23,12 @@ var errReplay = errors.New("replay")
 // Create stores a new run; see runs.Store. rec.Status is set to what was stored
 // (pending, or queued by serial admission). A zero rec.CreatedAt is set to now.
 func (s *Store) Create(ctx context.Context, rec *runs.Record, idem *runs.Idempotency) (runs.CreateResult, error) {
-	status := rec.Status
-	if status == "" {
-		status = string(run.Pending)
-	}
-	if status != string(run.Pending) && status != string(run.Queued) {
-		return runs.CreateResult{}, &run.TransitionError{From: run.StatusNew, To: run.Status(status)}
-	}
-	if rec.ID == "" {
-		return runs.CreateResult{}, errors.New("create run: the record has no id")
-	}
-	if rec.CreatedAt.IsZero() {
-		rec.CreatedAt = time.Now()
+	status, err := createStatus(rec)
+	if err != nil {
+		return runs.CreateResult{}, err
 	}
 	var res runs.CreateResult
-	err := s.runInTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+	err = s.runInTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		// Only a decision that depends on the key's other runs needs the key's lock: a
 		// serial run may have to queue, and a run_key must stay unique per key. A plain
 		// run is inserted without waiting for its siblings' transactions.
@@ -46,52 +37,9 @@ func (s *Store) Create(ctx context.Context, rec *runs.Record, idem *runs.Idempot
 				return err
 			}
 		}
-		if idem != nil {
-			existing, claimed, err := s.claimIdempotency(ctx, tx, rec.ID, idem)
-			if err != nil {
-				return err
-			}
-			if !claimed {
-				res = existing
-				return errReplay
-			}
-		}
-		if rec.RunKey != "" {
-			var other struct {
-				ID     string `bun:"id"`
-				Status string `bun:"status"`
-			}
-			err := tx.NewRaw("SELECT id, status FROM sluice_runs WHERE tenant = ? AND name = ? AND run_key = ?",
-				rec.Tenant, rec.Name, rec.RunKey).Scan(ctx, &other)
-			switch {
-			case err == nil:
-				// The idempotency key inserted above rolls back with errReplay.
-				res = runs.CreateResult{RunID: other.ID, Status: other.Status}
-				return errReplay
-			case !errors.Is(err, sql.ErrNoRows):
-				return err
-			}
-		}
-		if rec.Serial && status == string(run.Pending) {
-			var n int
-			if err := tx.NewRaw(`SELECT count(*) FROM sluice_runs WHERE tenant = ? AND name = ?
-  AND status IN ('queued', 'pending', 'running', 'sharded')`, rec.Tenant, rec.Name).Scan(ctx, &n); err != nil {
-				return err
-			}
-			if n > 0 {
-				status = string(run.Queued)
-			}
-		}
-		if err := s.insertRun(ctx, tx, rec, status); err != nil {
-			return err
-		}
-		if status == string(run.Pending) {
-			if err := s.notifyWork(ctx, tx); err != nil {
-				return err
-			}
-		}
-		res = runs.CreateResult{Created: true, RunID: rec.ID, Status: status}
-		return nil
+		var err error
+		res, err = s.createInTx(ctx, tx, rec, idem, status)
+		return err
 	})
 	if errors.Is(err, errReplay) {
 		return res, nil
@@ -99,8 +47,85 @@ func (s *Store) Create(ctx context.Context, rec *runs.Record, idem *runs.Idempot
 	if err != nil {
 		return runs.CreateResult{}, translate("create run "+rec.ID, err)
 	}
-	rec.Status = status
+	rec.Status = res.Status
 	return res, nil
+}
+
+// createStatus checks the status a new run may be stored with ("" is pending) and fills
+// what a record may leave out.
+func createStatus(rec *runs.Record) (string, error) {
+	status := rec.Status
+	if status == "" {
+		status = string(run.Pending)
+	}
+	if status != string(run.Pending) && status != string(run.Queued) {
+		return "", &run.TransitionError{From: run.StatusNew, To: run.Status(status)}
+	}
+	if rec.ID == "" {
+		return "", errors.New("create run: the record has no id")
+	}
+	if rec.CreatedAt.IsZero() {
+		rec.CreatedAt = time.Now()
+	}
+	return status, nil
+}
+
+// createInTx is the body of Create inside its transaction; the caller holds the pipeline
+// key's lock when the decision needs it. It returns errReplay (with res set) when the
+// answer is an existing run, which must roll the transaction back.
+func (s *Store) createInTx(ctx context.Context, tx bun.Tx, rec *runs.Record, idem *runs.Idempotency, status string) (runs.CreateResult, error) {
+	if idem != nil {
+		existing, claimed, err := s.claimIdempotency(ctx, tx, rec.ID, idem)
+		if err != nil {
+			return runs.CreateResult{}, err
+		}
+		if !claimed {
+			return existing, errReplay
+		}
+	}
+	if rec.RunKey != "" {
+		var other struct {
+			ID     string `bun:"id"`
+			Status string `bun:"status"`
+		}
+		err := tx.NewRaw("SELECT id, status FROM sluice_runs WHERE tenant = ? AND name = ? AND run_key = ?",
+			rec.Tenant, rec.Name, rec.RunKey).Scan(ctx, &other)
+		switch {
+		case err == nil:
+			// The idempotency key inserted above rolls back with errReplay.
+			return runs.CreateResult{RunID: other.ID, Status: other.Status}, errReplay
+		case !errors.Is(err, sql.ErrNoRows):
+			return runs.CreateResult{}, err
+		}
+	}
+	if rec.Serial && status == string(run.Pending) {
+		busy, err := s.pipelineBusy(ctx, tx, rec.Tenant, rec.Name)
+		if err != nil {
+			return runs.CreateResult{}, err
+		}
+		if busy {
+			status = string(run.Queued)
+		}
+	}
+	if err := s.insertRun(ctx, tx, rec, status); err != nil {
+		return runs.CreateResult{}, err
+	}
+	if status == string(run.Pending) {
+		if err := s.notifyWork(ctx, tx); err != nil {
+			return runs.CreateResult{}, err
+		}
+	}
+	return runs.CreateResult{Created: true, RunID: rec.ID, Status: status}, nil
+}
+
+// pipelineBusy reports whether the pipeline key (tenant, name) has queued or active work.
+func (s *Store) pipelineBusy(ctx context.Context, tx bun.Tx, tenant, name string) (bool, error) {
+	var n int
+	if err := tx.NewRaw(`SELECT count(*) FROM sluice_runs WHERE tenant = ? AND name = ?
+  AND status IN ('queued', 'pending', 'running', 'sharded')`, tenant, name).Scan(ctx, &n); err != nil {
+		return false, err
+	}
+	return n > 0, nil
 }
 
 // claimIdempotency inserts the key, or reports the entry that holds it (claimed=false).

@@ -28,6 +28,8 @@ type dialect struct {
 	// forUpdate locks the selected rows inside a transaction; SQLite's immediate
 	// transactions already exclude every other writer.
 	forUpdate string
+	// forShare share-locks the selected rows (the scheduler term a tick insert checks).
+	forShare string
 	// pipelineLocks: serialise transactions about one pipeline key with an advisory
 	// transaction lock (PostgreSQL). SQLite writers are serialised already.
 	pipelineLocks bool

@@ -30,6 +30,7 @@ RETURNING o.id, o.run_id, o.url, o.payload, o.attempts, o.created_at`,
 		closeAttempt: `COALESCE(jsonb_set(attempts, '{-1}',
   (attempts -> -1) || jsonb_build_object('ended_at', {now}, 'outcome', ?::text)), attempts)`,
 		forUpdate:     " FOR UPDATE",
+		forShare:      " FOR SHARE",
 		pipelineLocks: true,
 	}
 }

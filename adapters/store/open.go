@@ -62,7 +62,10 @@ type Store struct {
 	notify *notifier
 	// callbacks is Options.Callbacks.
 	callbacks runs.CallbackBuilder
-	migrate   sync.Mutex // serialises Migrate calls inside this process
+	// pgcfg is the parsed PostgreSQL URL (search_path set), for the dedicated
+	// connections of leadership; nil for SQLite.
+	pgcfg   *pgx.ConnConfig
+	migrate sync.Mutex // serialises Migrate calls inside this process
 }
 
 // Pool sizes. PostgreSQL: the loops of one member plus requests; the exclusive lock and
@@ -194,7 +197,7 @@ func openPostgres(url, schemaOpt string, redact func(string) string) (*Store, er
 	sqldb := stdlib.OpenDB(*cfg)
 	sqldb.SetMaxOpenConns(pgConns)
 	sqldb.SetMaxIdleConns(pgConns)
-	return &Store{db: newBun(sqldb, pgdialect.New()), d: pgDialect(), schema: schema}, nil
+	return &Store{db: newBun(sqldb, pgdialect.New()), d: pgDialect(), schema: schema, pgcfg: cfg.Copy()}, nil
 }
 
 // newBun wraps sqldb; unknown columns are discarded so a binary keeps reading a history

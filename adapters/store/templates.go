@@ -127,7 +127,8 @@ WHERE version = (SELECT max(version) FROM sluice_templates v WHERE v.id = t.id) 
 	return out, nil
 }
 
-// DeleteTemplate deletes every version of id unless queued or pending runs record it.
+// DeleteTemplate deletes every version of id unless schedules use it or queued or pending
+// runs record it.
 func (s *Store) DeleteTemplate(ctx context.Context, id string) error {
 	err := s.runInTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		if err := s.lockPipeline(ctx, tx, "template", id); err != nil {
@@ -140,6 +141,13 @@ func (s *Store) DeleteTemplate(ctx context.Context, id string) error {
 		}
 		if waiting > 0 {
 			return fmt.Errorf("template %s: %d runs wait: %w", id, waiting, templates.ErrInUse)
+		}
+		var scheduled int
+		if err := tx.NewRaw("SELECT count(*) FROM sluice_schedules WHERE template_id = ?", id).Scan(ctx, &scheduled); err != nil {
+			return err
+		}
+		if scheduled > 0 {
+			return fmt.Errorf("template %s: %d schedules use it: %w", id, scheduled, templates.ErrInUse)
 		}
 		res, err := tx.NewRaw("DELETE FROM sluice_templates WHERE id = ?", id).Exec(ctx)
 		if err != nil {

@@ -2,6 +2,8 @@ package runs
 
 import (
 	"time"
+
+	"github.com/sluicehq/sluice/domain/schedule"
 )
 
 // Role is a principal's role (SPEC §2.2).
@@ -53,6 +55,25 @@ type SubmitRequest struct {
 	// propose_run tool). Under --require-approval run every request from a person or an
 	// agent is proposed anyway (see Service.Submit).
 	Propose bool
+	// Zone is the zone of run_date and of the config's date directives; nil is the
+	// server's --timezone. A schedule passes its own (SPEC §9.2).
+	Zone *time.Location
+	// Tick, when set, creates the run for a schedule tick: the store decides overlap and
+	// records the tick in the transaction that creates the run (SPEC §9.2).
+	Tick *Tick
+}
+
+// Tick is the schedule tick a run is submitted for.
+type Tick struct {
+	ScheduleID string
+	Instant    time.Time
+	// Overlap is the schedule's overlap_policy: with skip, a pipeline key that has queued
+	// or active work gets the tick recorded skipped and no run; with queue, the run is
+	// stored queued behind that work.
+	Overlap schedule.OverlapPolicy
+	// Epoch is the scheduler term the tick is created under: the store refuses it with
+	// run.ErrLeaseLost once another leader has taken over (fencing).
+	Epoch int64
 }
 
 // SubmitResult is the answer to a submission.
@@ -63,6 +84,9 @@ type SubmitResult struct {
 	// ChangeRequestID is set, with Status "proposed" and no RunID, when the request was
 	// recorded as a change request instead of creating a run (SPEC §9.5).
 	ChangeRequestID string
+	// Skipped is the reason a schedule tick was recorded skipped instead of creating a
+	// run (RunID is then ""); "" otherwise.
+	Skipped string
 }
 
 // Page is one page of a list.

@@ -36,6 +36,10 @@ func need(p Principal, role Role, what string) error {
 	return nil
 }
 
+// Require is need for the other use-case packages (schedules, backfills): the same rule
+// and the same refusal, worded with what.
+func Require(p Principal, role Role, what string) error { return need(p, role, what) }
+
 // canRead refuses a principal without any role.
 func canRead(p Principal) error {
 	if rank(p.Role) < rank(Viewer) {

@@ -20,6 +20,15 @@ type Store interface {
 	// created=false. When rec.RunKey is set and a run with the same (tenant, name,
 	// run_key) exists, Create stores nothing and returns that run's id with created=false.
 	Create(ctx context.Context, rec *Record, idem *Idempotency) (res CreateResult, err error)
+	// CreateTick stores the run of a schedule tick, in one transaction that takes the
+	// pipeline key's lock, checks the scheduler term (tick.Epoch; a moved-on term is
+	// run.ErrLeaseLost and stores nothing), answers an existing tick of (schedule,
+	// instant) as a replay (created=false, its run id, "" when it was skipped), decides
+	// overlap from the key's queued or active runs (skip: the tick is recorded skipped
+	// with the reason in Skipped and no run is stored; queue: the run is stored queued),
+	// stores the run as Create does (rec.RunKey answers an existing run) and records the
+	// tick with its outcome and run id.
+	CreateTick(ctx context.Context, rec *Record, tick Tick) (res CreateResult, err error)
 	Get(ctx context.Context, id string) (*Record, error)
 	List(ctx context.Context, f Filter) ([]*Record, error)
 	// CountQueued counts pending + queued runs (the --max-queued-runs limit).
@@ -60,6 +69,8 @@ type CreateResult struct {
 	Fingerprint string
 	// RunDeleted is true when the idempotency key's run no longer exists.
 	RunDeleted bool
+	// Skipped is the reason CreateTick recorded its tick skipped; "" otherwise.
+	Skipped string
 }
 
 // CallbackInput is what a callback payload is built from; the store reads it inside the

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sluicehq/sluice/application/runs"
 	"github.com/sluicehq/sluice/domain/run"
+	"github.com/sluicehq/sluice/domain/schedule"
 )
 
 // fakeStore is an in-memory runs.Store that honours the port's contracts: conditional
@@ -30,6 +31,10 @@ type fakeStore struct {
 	claimBeforeCancel bool
 	createErr         error
 	auditErr          error
+	// ticks maps schedule\x00instant to the tick's run id ("" when skipped); term is the
+	// scheduler term tick writes must carry.
+	ticks map[string]string
+	term  int64
 }
 
 type outboxRow struct {
@@ -105,6 +110,47 @@ func (s *fakeStore) Create(_ context.Context, rec *runs.Record, idem *runs.Idemp
 		s.idemRun[k] = c.ID
 	}
 	return runs.CreateResult{Created: true, RunID: c.ID, Status: c.Status}, nil
+}
+
+// CreateTick honours the port's order: term, replay, overlap, run, tick. It is not one
+// transaction, which a single-goroutine test does not need.
+func (s *fakeStore) CreateTick(ctx context.Context, rec *runs.Record, tick runs.Tick) (runs.CreateResult, error) {
+	s.mu.Lock()
+	if tick.Epoch != s.term {
+		s.mu.Unlock()
+		return runs.CreateResult{}, fmt.Errorf("term %d: %w", tick.Epoch, run.ErrLeaseLost)
+	}
+	if s.ticks == nil {
+		s.ticks = map[string]string{}
+	}
+	k := tick.ScheduleID + "\x00" + tick.Instant.UTC().String()
+	if id, ok := s.ticks[k]; ok {
+		s.mu.Unlock()
+		return runs.CreateResult{RunID: id}, nil
+	}
+	busy := false
+	for _, r := range s.runs {
+		st := run.Status(r.Status)
+		busy = busy || (r.Tenant == rec.Tenant && r.Name == rec.Name && (st == run.Queued || st.Active()))
+	}
+	outcome, reason := tick.Overlap.Decide(busy)
+	if outcome == schedule.OutcomeSkipped {
+		s.ticks[k] = ""
+		s.mu.Unlock()
+		return runs.CreateResult{Skipped: reason}, nil
+	}
+	s.mu.Unlock()
+	c := copyRecord(rec)
+	if outcome == schedule.OutcomeQueued {
+		c.Status = string(run.Queued)
+	}
+	res, err := s.Create(ctx, c, nil)
+	if err == nil {
+		s.mu.Lock()
+		s.ticks[k] = res.RunID
+		s.mu.Unlock()
+	}
+	return res, err
 }
 
 func (s *fakeStore) Get(_ context.Context, id string) (*runs.Record, error) {

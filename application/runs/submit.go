@@ -54,7 +54,11 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (SubmitResult, 
 		logical = req.Clock.UTC()
 	}
 
-	cfg, poolName, err := s.load(ctx, req, logical)
+	zone := s.cfg.Zone
+	if req.Zone != nil {
+		zone = req.Zone
+	}
+	cfg, poolName, err := s.load(ctx, req, logical, zone)
 	if err != nil {
 		return SubmitResult{}, err
 	}
@@ -121,7 +125,7 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (SubmitResult, 
 		Labels:          maps.Clone(req.Labels),
 		TriggerKind:     req.TriggerKind,
 		RunKey:          req.RunKey,
-		RunDate:         logical.In(s.cfg.Zone).Format(time.DateOnly),
+		RunDate:         logical.In(zone).Format(time.DateOnly),
 		LogicalAt:       logical,
 		Serial:          req.Serial || cfg.Replication.Type == pipeline.Incremental,
 		MaxAttempts:     s.cfg.MaxAttempts,
@@ -143,9 +147,17 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (SubmitResult, 
 	if req.IdempotencyKey != "" {
 		idem = &Idempotency{Scope: idempotencyScope(req), Key: req.IdempotencyKey, Fingerprint: fp}
 	}
-	res, err := s.deps.Store.Create(ctx, rec, idem)
+	var res CreateResult
+	if req.Tick != nil {
+		res, err = s.deps.Store.CreateTick(ctx, rec, *req.Tick)
+	} else {
+		res, err = s.deps.Store.Create(ctx, rec, idem)
+	}
 	if err != nil {
 		return SubmitResult{}, err
+	}
+	if res.Skipped != "" {
+		return SubmitResult{Skipped: res.Skipped}, nil
 	}
 	if !res.Created {
 		return s.replay(ctx, req, res, fp)
@@ -255,11 +267,11 @@ func checkKey(field, k string) error {
 // not could lack the environment the claimer has, so it checks their syntax and
 // refusals only. The first pass is therefore syntax-only; a config whose pool itself
 // comes from such a directive is resolved to learn it.
-func (s *Service) load(ctx context.Context, req SubmitRequest, logical time.Time) (*pipeline.Config, string, error) {
+func (s *Service) load(ctx context.Context, req SubmitRequest, logical time.Time, zone *time.Location) (*pipeline.Config, string, error) {
 	opts := execute.LoadOptions{
 		Params:        req.Params,
 		Logical:       logical,
-		Zone:          s.cfg.Zone,
+		Zone:          zone,
 		Network:       true,
 		AllowFileDirs: s.cfg.AllowFileDirs,
 		SyntaxOnly:    true,

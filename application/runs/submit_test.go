@@ -14,6 +14,8 @@ import (
 	"github.com/sluicehq/sluice/domain/callback"
 	"github.com/sluicehq/sluice/domain/pipeline"
 	"github.com/sluicehq/sluice/domain/pool"
+	"github.com/sluicehq/sluice/domain/run"
+	"github.com/sluicehq/sluice/domain/schedule"
 )
 
 func TestSubmitStoresARawPendingRun(t *testing.T) {
@@ -65,6 +67,36 @@ func TestSubmitClockSetsLogicalInstantAndRunDate(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, clk, rec.LogicalAt)
 	require.Equal(t, "2026-02-01", rec.RunDate)
+}
+
+// A tick's run takes the schedule's zone for run_date, goes through CreateTick, and an
+// overlap skip answers the reason instead of a run.
+func TestSubmitTick(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.store.term = 3
+	berlin, err := time.LoadLocation("Europe/Berlin")
+	require.NoError(t, err)
+	at := time.Date(2026, 3, 28, 23, 30, 0, 0, time.UTC) // 2026-03-29 00:30 in Berlin
+	r := req(admin, baseConfig)
+	r.TriggerKind, r.Clock, r.Zone, r.RunKey = "schedule", &at, berlin, "schedule:2026-03-28T23:30:00Z"
+	r.Tick = &runs.Tick{ScheduleID: "s1", Instant: at, Overlap: schedule.OverlapSkip, Epoch: 3}
+	first := h.submit(t, r)
+	rec, err := h.store.Get(context.Background(), first.RunID)
+	require.NoError(t, err)
+	require.Equal(t, "2026-03-29", rec.RunDate, "run_date is in the schedule's zone")
+	require.Equal(t, "pending", first.Status)
+
+	later := at.Add(time.Hour)
+	r.Clock, r.RunKey = &later, "schedule:2026-03-29T00:30:00Z"
+	r.Tick = &runs.Tick{ScheduleID: "s1", Instant: later, Overlap: schedule.OverlapSkip, Epoch: 3}
+	skipped := h.submit(t, r)
+	require.Equal(t, schedule.ReasonOverlap, skipped.Skipped)
+	require.Empty(t, skipped.RunID)
+
+	r.Tick.Epoch = 2
+	_, err = h.svc.Submit(context.Background(), r)
+	require.ErrorIs(t, err, run.ErrLeaseLost, "a deposed leader's tick is refused")
 }
 
 func TestSubmitNamePoolAndSerial(t *testing.T) {

@@ -18,7 +18,7 @@ func (s *Service) Validate(ctx context.Context, p Principal, config []byte, para
 	if len(config) == 0 {
 		return nil, invalid("config", "config is required: pass the pipeline as YAML or JSON text")
 	}
-	cfg, _, err := s.load(ctx, SubmitRequest{Principal: p, Config: config, Params: params, Pool: poolName}, s.now())
+	cfg, _, err := s.load(ctx, SubmitRequest{Principal: p, Config: config, Params: params, Pool: poolName}, s.now(), s.cfg.Zone)
 	if err != nil {
 		return nil, err
 	}

@@ -6,8 +6,8 @@ import (
 	"github.com/sluicehq/sluice/application/runs"
 )
 
-// ErrInUse: the template has queued or pending runs (template_in_use, 409).
-var ErrInUse = errors.New("the template has queued or pending runs: cancel them or wait for them to start before deleting it")
+// ErrInUse: the template has schedules or queued or pending runs (template_in_use, 409).
+var ErrInUse = errors.New("the template has schedules or queued or pending runs: delete its schedules, and cancel its waiting runs or let them start, before deleting it")
 
 // ErrTenantNotAllowed: the template's tenants list does not include the route's tenant
 // (forbidden, 403). It wraps runs.ErrForbidden.

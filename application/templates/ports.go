@@ -32,8 +32,8 @@ type Store interface {
 	LatestTemplate(ctx context.Context, id string) (*Template, error)
 	// ListTemplates returns the newest version of every template, by id.
 	ListTemplates(ctx context.Context) ([]*Template, error)
-	// DeleteTemplate deletes every version of id unless a queued or pending run records
-	// it (ErrInUse); the check and the delete are one transaction.
+	// DeleteTemplate deletes every version of id unless a schedule uses it or a queued or
+	// pending run records it (ErrInUse); the checks and the delete are one transaction.
 	DeleteTemplate(ctx context.Context, id string) error
 }
 

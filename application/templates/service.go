@@ -167,6 +167,20 @@ type RunRequest struct {
 	RunKey         string
 	Callback       *runs.Callback
 	TriggerKind    run.TriggerKind // "" = template, or tenant when Tenant is set
+	// Logical is the run's logical instant (a schedule tick, a backfill window's start);
+	// nil = now. Zone is the zone of its run_date; nil = the server's --timezone.
+	Logical *time.Time
+	Zone    *time.Location
+	// Serial queues the run behind active work of its pipeline key (overlap_policy queue).
+	Serial bool
+	// Tick is the schedule tick the run is for (see runs.SubmitRequest).
+	Tick *runs.Tick
+}
+
+// ownPool reports whether the server itself starts runs of this kind: its schedules and
+// backfills choose their pool freely (SPEC §5.2).
+func ownPool(kind run.TriggerKind) bool {
+	return kind == run.TriggerSchedule || kind == run.TriggerBackfill
 }
 
 // Run materializes the newest version of the template with the params and submits it
@@ -187,7 +201,7 @@ func (s *Service) run(ctx context.Context, p runs.Principal, t *Template, req Ru
 	if err != nil {
 		return runs.SubmitResult{}, err
 	}
-	if req.Pool != "" {
+	if req.Pool != "" && !ownPool(req.TriggerKind) {
 		cfgPool := ""
 		if root, err := s.deps.Loader.Parse(text); err == nil {
 			if n := root.Get("pool"); n != nil && n.Kind == pipeline.KindScalar {
@@ -213,6 +227,7 @@ func (s *Service) run(ctx context.Context, p runs.Principal, t *Template, req Ru
 		Principal: p, TriggerKind: string(kind), Config: text, Labels: req.Labels, Pool: poolName,
 		IdempotencyKey: req.IdempotencyKey, RunKey: req.RunKey, Callback: req.Callback,
 		Params: req.Params, Tenant: req.Tenant, TemplateID: t.ID, TemplateVersion: t.Version,
+		Clock: req.Logical, Zone: req.Zone, Serial: req.Serial, Tick: req.Tick,
 	})
 }
 
@@ -311,4 +326,35 @@ func viewer(p runs.Principal) error {
 		return fmt.Errorf("%w: principal %q has no role", runs.ErrForbidden, p.Name)
 	}
 	return nil
+}
+
+// CheckParams checks, without running anything, that supplied binds to the params the
+// newest version of id declares (errors name the param: params.X), and that secret ones
+// can be sealed. Schedules check their params this way once, when they are created.
+func (s *Service) CheckParams(ctx context.Context, id string, supplied map[string]string) (*View, error) {
+	t, err := s.deps.Store.LatestTemplate(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	text, err := s.open(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	root, err := s.deps.Loader.Parse(text)
+	if err != nil {
+		return nil, err
+	}
+	decl, errs := pipeline.ParseParams(root.Get("params"))
+	if err := errs.Err(); err != nil {
+		return nil, err
+	}
+	if _, errs := pipeline.BindParams(decl, supplied); errs.Err() != nil {
+		return nil, errs.Err()
+	}
+	for _, p := range decl {
+		if _, ok := supplied[p.Name]; ok && p.Secret && s.deps.Sealer == nil {
+			return nil, fmt.Errorf("params.%s: %w", p.Name, runs.ErrVaultKeyRequired)
+		}
+	}
+	return view(t, decl), nil
 }

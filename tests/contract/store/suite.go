@@ -43,6 +43,7 @@ func Run(t *testing.T, h Harness) {
 		{"vault", vaultCases()},
 		{"templates", templateCases()},
 		{"change requests", changeRequestCases()},
+		{"schedules", scheduleCases()},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -1,0 +1,168 @@
+package scheduling
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/sluicehq/sluice/application/runs"
+	"github.com/sluicehq/sluice/application/templates"
+	"github.com/sluicehq/sluice/domain/pool"
+	"github.com/sluicehq/sluice/domain/run"
+	"github.com/sluicehq/sluice/domain/schedule"
+)
+
+// maxReasonLen bounds the reason of a tick whose run was refused.
+const maxReasonLen = 300
+
+// Pass handles every due tick of every schedule at the clock's now, under the leader
+// term epoch, and returns the earliest instant a schedule fires at next (zero: none).
+// Each tick commits in its own transaction. A lost term (run.ErrLeaseLost) and an
+// unanswered history end the pass with that error; the ticks it left are still due and
+// the next pass handles them. Any other failure of one schedule is logged and the pass
+// goes on with the others.
+func (s *Service) Pass(ctx context.Context, epoch int64) (time.Time, error) {
+	list, err := s.deps.Store.ListSchedules(ctx)
+	if err != nil {
+		return time.Time{}, err
+	}
+	now := s.deps.Clock()
+	var next time.Time
+	for _, sc := range list {
+		n, err := s.tickSchedule(ctx, sc, epoch, now)
+		switch {
+		case retryLater(err):
+			return time.Time{}, err
+		case err != nil:
+			s.deps.Log.ErrorContext(ctx, "schedule tick failed; it is retried on the next pass",
+				"schedule_id", sc.ID, "error", err.Error())
+		}
+		if !n.IsZero() && (next.IsZero() || n.Before(next)) {
+			next = n
+		}
+	}
+	return next, nil
+}
+
+// retryLater: errors after which ticks must wait (another leader, no history, shutdown).
+func retryLater(err error) bool {
+	return errors.Is(err, run.ErrLeaseLost) || errors.Is(err, run.ErrUnavailable) ||
+		errors.Is(err, runs.ErrDraining) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// tickSchedule handles the due ticks of one schedule and returns its next instant.
+func (s *Service) tickSchedule(ctx context.Context, sc *Schedule, epoch int64, now time.Time) (time.Time, error) {
+	spec, err := schedule.Parse(sc.Cron)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("cron %q: %w", sc.Cron, err)
+	}
+	loc, err := schedule.LoadZone(sc.Timezone)
+	if err != nil {
+		return time.Time{}, err
+	}
+	after := sc.LastTick
+	if after.IsZero() {
+		if after, err = schedule.StartBound(sc.StartDate, sc.CreatedAt, loc); err != nil {
+			return time.Time{}, err
+		}
+	}
+	next := spec.Next(now, loc)
+	create, skipped, summary := schedule.DueTicks(spec, loc, after, now, sc.Catchup, sc.MaxCatchupRuns)
+	reason := schedule.ReasonMissed
+	if sc.Paused {
+		// Nothing is created while paused; every due tick says why.
+		reason = schedule.ReasonPaused
+		skipped, create = append(skipped, create...), nil
+	}
+	if summary != nil {
+		t := Tick{ScheduleID: sc.ID, Instant: summary.Last, Status: schedule.OutcomeSkipped, Reason: reason,
+			SummaryCount: summary.Count, SummaryFirst: summary.First, Epoch: epoch}
+		if err := s.record(ctx, t); err != nil {
+			return next, err
+		}
+	}
+	for _, at := range skipped {
+		t := Tick{ScheduleID: sc.ID, Instant: at, Status: schedule.OutcomeSkipped, Reason: reason, Epoch: epoch}
+		if err := s.record(ctx, t); err != nil {
+			return next, err
+		}
+	}
+	if n := len(skipped); n > 0 || summary != nil {
+		folded := 0
+		if summary != nil {
+			folded = summary.Count
+		}
+		s.deps.Log.InfoContext(ctx, "schedule ticks recorded skipped", "schedule_id", sc.ID, "reason", reason,
+			"listed", n, "folded_into_summary", folded)
+	}
+	var params map[string]string
+	if len(create) > 0 {
+		if params, err = s.openParams(ctx, sc); err != nil {
+			return next, err
+		}
+	}
+	for _, at := range create {
+		if err := s.createTick(ctx, sc, params, loc, at, epoch); err != nil {
+			return next, err
+		}
+	}
+	return next, nil
+}
+
+// record writes a skipped tick and counts it when it is new.
+func (s *Service) record(ctx context.Context, t Tick) error {
+	inserted, err := s.deps.Store.RecordTick(ctx, t)
+	if err != nil {
+		return err
+	}
+	if inserted {
+		s.deps.Metrics.ScheduleTick(string(schedule.OutcomeSkipped))
+		s.deps.Log.DebugContext(ctx, "schedule tick skipped", "schedule_id", t.ScheduleID,
+			"instant", t.Instant.UTC().Format(time.RFC3339), "reason", t.Reason, "summary_count", t.SummaryCount)
+	}
+	return nil
+}
+
+// schedulerPrincipal submits the runs of ticks.
+var schedulerPrincipal = runs.Principal{Name: "scheduler", Role: runs.Admin}
+
+// createTick submits the run of one tick through the template entry point; the store
+// decides overlap and records the tick with the run. A run the funnel refuses (a pool
+// nobody serves, a config the template no longer makes valid) is recorded skipped with
+// the reason, so one bad tick never blocks the next.
+func (s *Service) createTick(ctx context.Context, sc *Schedule, params map[string]string, loc *time.Location, at time.Time, epoch int64) error {
+	instant := at.UTC()
+	res, err := s.deps.Templates.Run(ctx, schedulerPrincipal, sc.TemplateID, templates.RunRequest{
+		Params: params, Pool: sc.Pool, Labels: sc.Labels, RunKey: schedule.RunKey(instant),
+		TriggerKind: run.TriggerSchedule, Logical: &instant, Zone: loc, Serial: sc.Overlap == schedule.OverlapQueue,
+		Tick: &runs.Tick{ScheduleID: sc.ID, Instant: instant, Overlap: sc.Overlap, Epoch: epoch},
+	})
+	if err != nil {
+		if retryLater(err) {
+			return err
+		}
+		reason := "run refused: " + err.Error()
+		var unserved *pool.UnservedError
+		if errors.As(err, &unserved) {
+			reason = schedule.ReasonPoolUnserved(unserved.Pool)
+		}
+		if len(reason) > maxReasonLen {
+			reason = reason[:maxReasonLen] + "…"
+		}
+		return s.record(ctx, Tick{ScheduleID: sc.ID, Instant: instant, Status: schedule.OutcomeSkipped, Reason: reason, Epoch: epoch})
+	}
+	switch {
+	case res.Skipped != "":
+		s.deps.Metrics.ScheduleTick(string(schedule.OutcomeSkipped))
+		s.deps.Log.InfoContext(ctx, "schedule tick skipped", "schedule_id", sc.ID,
+			"instant", instant.Format(time.RFC3339), "reason", res.Skipped)
+	case res.Replayed:
+		// Recorded by an earlier pass or leader: nothing new happened.
+	case res.Status == string(run.Queued):
+		s.deps.Metrics.ScheduleTick(string(schedule.OutcomeQueued))
+	default:
+		s.deps.Metrics.ScheduleTick(string(schedule.OutcomeCreated))
+	}
+	return nil
+}

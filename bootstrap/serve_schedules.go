@@ -1,0 +1,39 @@
+package bootstrap
+
+import (
+	"context"
+	"log/slog"
+
+	"go.uber.org/fx"
+
+	"github.com/sluicehq/sluice/adapters/metrics"
+	"github.com/sluicehq/sluice/adapters/store"
+	"github.com/sluicehq/sluice/application/scheduling"
+	"github.com/sluicehq/sluice/application/templates"
+)
+
+// provideSchedules builds the schedule use-cases over the template entry point, so tick
+// runs take the one submit funnel.
+func provideSchedules(s *serveSettings, log *slog.Logger, st *store.Store, tpl *templates.Service, m *metrics.Metrics) *scheduling.Service {
+	return scheduling.New(scheduling.Deps{
+		Store:     st,
+		Templates: tpl,
+		Sealer:    runsSealer(s),
+		Log:       log,
+		Metrics:   m,
+	}, scheduling.Config{Zone: s.Zone})
+}
+
+// startScheduler campaigns for the scheduler's leadership once the API serves (SPEC
+// §9.3): a single server always leads; clustered members elect one. Its hook is
+// registered after the drain's, so it stops first: a draining leader resigns before its
+// runs drain, and a standby takes over at once.
+func startScheduler(lc fx.Lifecycle, s *serveSettings, id identity, st *store.Store, svc *scheduling.Service) {
+	l := scheduling.NewLeader(svc, st.Elector(s.Cluster), scheduling.LeaderConfig{
+		Candidate: scheduling.Candidate{InstanceID: id.InstanceID, Host: id.Host, PID: id.PID, Version: id.Version, TTL: s.LeaderTTL},
+	})
+	lc.Append(fx.Hook{
+		OnStart: func(context.Context) error { l.Start(); return nil },
+		OnStop:  func(context.Context) error { l.Stop(); return nil },
+	})
+}

@@ -1,0 +1,300 @@
+package storecontract
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sluicehq/sluice/adapters/store"
+	"github.com/sluicehq/sluice/application/cluster"
+	"github.com/sluicehq/sluice/application/runs"
+	"github.com/sluicehq/sluice/application/scheduling"
+	"github.com/sluicehq/sluice/application/templates"
+	"github.com/sluicehq/sluice/domain/run"
+	"github.com/sluicehq/sluice/domain/schedule"
+)
+
+// scheduleCases: schedules, their ticks (one transaction with the run, the overlap
+// decision inside it, fenced by the scheduler term) and the leader's term.
+func scheduleCases() map[string]func(*testing.T, *env) {
+	return map[string]func(*testing.T, *env){
+		"schedules round trip and keep their template": func(t *testing.T, e *env) {
+			sc := e.schedule(t, "orders", func(sc *scheduling.Schedule) {
+				sc.StartDate, sc.Catchup, sc.MaxCatchupRuns, sc.Overlap = "2026-03-08", true, 7, schedule.OverlapQueue
+				sc.Pool, sc.Labels, sc.ParamsSealed = "gpu", map[string]string{"team": "data"}, true
+			})
+			got, err := e.s.GetSchedule(e.ctx, sc.ID)
+			require.NoError(t, err)
+			require.Equal(t, sc.Cron, got.Cron)
+			require.Equal(t, "Europe/Berlin", got.Timezone)
+			require.Equal(t, "2026-03-08", got.StartDate)
+			require.True(t, got.Catchup)
+			require.Equal(t, 7, got.MaxCatchupRuns)
+			require.Equal(t, schedule.OverlapQueue, got.Overlap)
+			require.Equal(t, "gpu", got.Pool)
+			require.Equal(t, map[string]string{"team": "data"}, got.Labels)
+			require.True(t, got.ParamsSealed)
+			require.Equal(t, sc.Params, got.Params)
+			require.True(t, got.LastTick.IsZero())
+			require.Equal(t, sc.CreatedAt.UnixMilli(), got.CreatedAt.UnixMilli())
+
+			paused, err := e.s.SetPaused(e.ctx, sc.ID, true, time.Now())
+			require.NoError(t, err)
+			require.True(t, paused.Paused)
+			list, err := e.s.ListSchedules(e.ctx)
+			require.NoError(t, err)
+			require.Len(t, list, 1)
+			require.True(t, list[0].Paused)
+
+			require.ErrorIs(t, e.s.DeleteTemplate(e.ctx, "orders"), templates.ErrInUse, "a scheduled template stays")
+			require.NoError(t, e.s.DeleteSchedule(e.ctx, sc.ID))
+			_, err = e.s.GetSchedule(e.ctx, sc.ID)
+			require.ErrorIs(t, err, run.ErrNotFound)
+			require.NoError(t, e.s.DeleteTemplate(e.ctx, "orders"))
+		},
+		"missing schedules and templates are not found": func(t *testing.T, e *env) {
+			err := e.s.AddSchedule(e.ctx, &scheduling.Schedule{ID: "s1", TemplateID: "nope", Cron: "* * * * *",
+				Timezone: "UTC", MaxCatchupRuns: 1, Overlap: schedule.OverlapSkip, Params: "{}", CreatedBy: "admin",
+				CreatedAt: time.Now(), UpdatedAt: time.Now()})
+			require.ErrorIs(t, err, run.ErrNotFound)
+			_, err = e.s.GetSchedule(e.ctx, "nope")
+			require.ErrorIs(t, err, run.ErrNotFound)
+			_, err = e.s.SetPaused(e.ctx, "nope", true, time.Now())
+			require.ErrorIs(t, err, run.ErrNotFound)
+			require.ErrorIs(t, e.s.DeleteSchedule(e.ctx, "nope"), run.ErrNotFound)
+		},
+		"a tick creates its run once, with the tick row": func(t *testing.T, e *env) {
+			sc := e.schedule(t, "orders")
+			lease := e.term(t)
+			at := time.Date(2026, 3, 8, 7, 0, 0, 0, time.UTC)
+			r := tickRec("orders", at)
+			res, err := e.s.CreateTick(e.ctx, r, runs.Tick{ScheduleID: sc.ID, Instant: at, Overlap: schedule.OverlapSkip, Epoch: lease.Epoch()})
+			require.NoError(t, err)
+			require.True(t, res.Created)
+			require.Equal(t, "pending", res.Status)
+			got := e.get(t, r.ID)
+			require.Equal(t, "schedule:2026-03-08T07:00:00Z", got.RunKey)
+			require.Equal(t, "schedule", got.TriggerKind)
+
+			// Again (a restart, a new leader): the same run, nothing new.
+			again, err := e.s.CreateTick(e.ctx, tickRec("orders", at), runs.Tick{ScheduleID: sc.ID, Instant: at, Overlap: schedule.OverlapSkip, Epoch: lease.Epoch()})
+			require.NoError(t, err)
+			require.False(t, again.Created)
+			require.Equal(t, r.ID, again.RunID)
+
+			ticks, err := e.s.ListTicks(e.ctx, sc.ID, time.Time{}, 10)
+			require.NoError(t, err)
+			require.Len(t, ticks, 1)
+			require.Equal(t, schedule.OutcomeCreated, ticks[0].Status)
+			require.Equal(t, r.ID, ticks[0].RunID)
+			require.True(t, at.Equal(ticks[0].Instant))
+			require.Equal(t, lease.Epoch(), ticks[0].Epoch)
+			stored, err := e.s.GetSchedule(e.ctx, sc.ID)
+			require.NoError(t, err)
+			require.True(t, at.Equal(stored.LastTick))
+		},
+		"overlap skip records the tick skipped while the key is busy": func(t *testing.T, e *env) {
+			sc := e.schedule(t, "orders")
+			lease := e.term(t)
+			busy := e.create(t, rec("orders"))
+			at := time.Date(2026, 3, 8, 7, 0, 0, 0, time.UTC)
+			r := tickRec("orders", at)
+			res, err := e.s.CreateTick(e.ctx, r, runs.Tick{ScheduleID: sc.ID, Instant: at, Overlap: schedule.OverlapSkip, Epoch: lease.Epoch()})
+			require.NoError(t, err)
+			require.False(t, res.Created)
+			require.Equal(t, schedule.ReasonOverlap, res.Skipped)
+			_, err = e.s.Get(e.ctx, r.ID)
+			require.ErrorIs(t, err, run.ErrNotFound, "a skipped tick stores no run")
+			ticks, err := e.s.ListTicks(e.ctx, sc.ID, time.Time{}, 10)
+			require.NoError(t, err)
+			require.Len(t, ticks, 1)
+			require.Equal(t, schedule.OutcomeSkipped, ticks[0].Status)
+			require.Equal(t, schedule.ReasonOverlap, ticks[0].Reason)
+			require.Empty(t, ticks[0].RunID)
+			require.Equal(t, "pending", e.get(t, busy.ID).Status)
+		},
+		"overlap queue stores the run queued and it promotes when the active one ends": func(t *testing.T, e *env) {
+			sc := e.schedule(t, "orders")
+			lease := e.term(t)
+			active := e.claimOne(t, "orders", longTTL)
+			at := time.Date(2026, 3, 8, 7, 0, 0, 0, time.UTC)
+			r := tickRec("orders", at)
+			r.Serial = true
+			res, err := e.s.CreateTick(e.ctx, r, runs.Tick{ScheduleID: sc.ID, Instant: at, Overlap: schedule.OverlapQueue, Epoch: lease.Epoch()})
+			require.NoError(t, err)
+			require.True(t, res.Created)
+			require.Equal(t, "queued", res.Status)
+			ticks, err := e.s.ListTicks(e.ctx, sc.ID, time.Time{}, 10)
+			require.NoError(t, err)
+			require.Equal(t, schedule.OutcomeQueued, ticks[0].Status)
+			require.NoError(t, e.s.Finish(e.ctx, e.owner.InstanceID, cluster.Ref{ID: active.ID, Epoch: active.Epoch},
+				cluster.Outcome{Status: "completed"}, nil))
+			require.Equal(t, "pending", e.get(t, r.ID).Status)
+		},
+		"tick writes are fenced by the scheduler term": func(t *testing.T, e *env) {
+			sc := e.schedule(t, "orders")
+			old := e.term(t)
+			current := e.term(t)
+			require.Greater(t, current.Epoch(), old.Epoch())
+			at := time.Date(2026, 3, 8, 7, 0, 0, 0, time.UTC)
+			_, err := e.s.CreateTick(e.ctx, tickRec("orders", at), runs.Tick{ScheduleID: sc.ID, Instant: at, Overlap: schedule.OverlapSkip, Epoch: old.Epoch()})
+			require.ErrorIs(t, err, run.ErrLeaseLost)
+			_, err = e.s.RecordTick(e.ctx, scheduling.Tick{ScheduleID: sc.ID, Instant: at, Status: schedule.OutcomeSkipped,
+				Reason: schedule.ReasonMissed, Epoch: old.Epoch()})
+			require.ErrorIs(t, err, run.ErrLeaseLost)
+			require.ErrorIs(t, old.Heartbeat(e.ctx), run.ErrLeaseLost)
+			ticks, err := e.s.ListTicks(e.ctx, sc.ID, time.Time{}, 10)
+			require.NoError(t, err)
+			require.Empty(t, ticks, "a deposed leader writes nothing")
+			require.NoError(t, current.Heartbeat(e.ctx))
+		},
+		"skipped ticks are recorded once, summaries with their span": func(t *testing.T, e *env) {
+			sc := e.schedule(t, "orders")
+			lease := e.term(t)
+			first := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+			last := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+			sum := scheduling.Tick{ScheduleID: sc.ID, Instant: last, Status: schedule.OutcomeSkipped, Reason: schedule.ReasonMissed,
+				SummaryCount: 5000, SummaryFirst: first, Epoch: lease.Epoch()}
+			ok, err := e.s.RecordTick(e.ctx, sum)
+			require.NoError(t, err)
+			require.True(t, ok)
+			ok, err = e.s.RecordTick(e.ctx, sum)
+			require.NoError(t, err)
+			require.False(t, ok, "a tick is recorded once")
+			later := sum
+			later.Instant, later.SummaryCount, later.SummaryFirst, later.Reason = last.Add(time.Minute), 0, time.Time{}, schedule.ReasonPaused
+			_, err = e.s.RecordTick(e.ctx, later)
+			require.NoError(t, err)
+			ticks, err := e.s.ListTicks(e.ctx, sc.ID, time.Time{}, 10)
+			require.NoError(t, err)
+			require.Len(t, ticks, 2)
+			require.Equal(t, schedule.ReasonPaused, ticks[0].Reason, "newest first")
+			require.Equal(t, 5000, ticks[1].SummaryCount)
+			require.True(t, first.Equal(ticks[1].SummaryFirst))
+			older, err := e.s.ListTicks(e.ctx, sc.ID, later.Instant, 10)
+			require.NoError(t, err)
+			require.Len(t, older, 1, "before pages back")
+		},
+		"terms bump the epoch and record leaders with a clean stop": func(t *testing.T, e *env) {
+			a := e.term(t)
+			b := e.term(t)
+			require.Equal(t, a.Epoch()+1, b.Epoch())
+			require.NoError(t, b.Resign(e.ctx))
+			require.NoError(t, b.Resign(e.ctx), "resigning twice is harmless")
+			leaders, err := e.s.Leaders(e.ctx)
+			require.NoError(t, err)
+			require.Len(t, leaders, 2)
+			require.Equal(t, b.Epoch(), leaders[0].Epoch)
+			require.False(t, leaders[0].StoppedAt.IsZero())
+			require.True(t, leaders[1].StoppedAt.IsZero(), "a term that never stopped cleanly has no stop time")
+			require.Equal(t, "member-a", leaders[1].InstanceID)
+			c := e.term(t)
+			require.NoError(t, a.Resign(e.ctx), "a deposed leader resigns late")
+			leaders, err = e.s.Leaders(e.ctx)
+			require.NoError(t, err)
+			require.True(t, leaders[2].StoppedAt.IsZero(), "a deposed term records no stop time")
+			require.NoError(t, c.Resign(e.ctx))
+		},
+		"clustered members: one leads, the next takes over when it resigns": func(t *testing.T, e *env) {
+			if !e.h.Shared {
+				requireUnshared(t, e)
+				return
+			}
+			other := e.open(t, store.Options{})
+			c := scheduling.Candidate{InstanceID: "member-a", Host: "h", PID: 1, Version: "test", TTL: 30 * time.Second}
+			a, err := e.s.Elector(true).Campaign(e.ctx, c)
+			require.NoError(t, err)
+			require.NotNil(t, a)
+			c.InstanceID = "member-b"
+			standby := other.Elector(true)
+			b, err := standby.Campaign(e.ctx, c)
+			require.NoError(t, err)
+			require.Nil(t, b, "the lock is held")
+			require.NoError(t, a.Resign(e.ctx))
+			require.Eventually(t, func() bool {
+				b, err = standby.Campaign(e.ctx, c)
+				return err == nil && b != nil
+			}, 10*time.Second, 50*time.Millisecond)
+			require.Greater(t, b.Epoch(), a.Epoch())
+			require.NoError(t, b.Heartbeat(e.ctx))
+			require.NoError(t, b.Resign(e.ctx))
+		},
+		"campaigns race: exactly one wins": func(t *testing.T, e *env) {
+			if !e.h.Shared {
+				requireUnshared(t, e)
+				return
+			}
+			var (
+				mu  sync.Mutex
+				won []scheduling.Lease
+				wg  sync.WaitGroup
+			)
+			for i := range 3 {
+				s := e.open(t, store.Options{})
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					l, err := s.Elector(true).Campaign(e.ctx, scheduling.Candidate{InstanceID: "m" + string(rune('a'+i)),
+						Host: "h", PID: i, Version: "test", TTL: 30 * time.Second})
+					assertNoError(t, err)
+					if l != nil {
+						mu.Lock()
+						won = append(won, l)
+						mu.Unlock()
+					}
+				}()
+			}
+			wg.Wait()
+			require.Len(t, won, 1)
+			require.NoError(t, won[0].Resign(e.ctx))
+		},
+	}
+}
+
+// requireUnshared: a history only one process can open (memory) has nobody to share
+// leadership with, so every campaign wins, each with a new term.
+func requireUnshared(t *testing.T, e *env) {
+	t.Helper()
+	c := scheduling.Candidate{InstanceID: "member-a", Host: "h", PID: 1, Version: "test", TTL: 30 * time.Second}
+	a, err := e.s.Elector(true).Campaign(e.ctx, c)
+	require.NoError(t, err)
+	b, err := e.s.Elector(true).Campaign(e.ctx, c)
+	require.NoError(t, err)
+	require.Greater(t, b.Epoch(), a.Epoch())
+}
+
+// schedule stores a template tpl and a schedule on it.
+func (e *env) schedule(t *testing.T, tpl string, mods ...func(*scheduling.Schedule)) *scheduling.Schedule {
+	t.Helper()
+	if _, err := e.s.LatestTemplate(e.ctx, tpl); err != nil {
+		require.NoError(t, e.s.AddTemplate(e.ctx, &templates.Template{ID: tpl, Config: "version: 1\n", CreatedBy: "admin", CreatedAt: time.Now()}))
+	}
+	now := time.Now().UTC()
+	sc := &scheduling.Schedule{ID: "sch-" + tpl + "-" + now.Format("150405.000000000"), TemplateID: tpl, Cron: "*/5 * * * *",
+		Timezone: "Europe/Berlin", MaxCatchupRuns: 1, Overlap: schedule.OverlapSkip, Params: `{"day":"monday"}`,
+		CreatedBy: "admin", CreatedAt: now, UpdatedAt: now}
+	for _, m := range mods {
+		m(sc)
+	}
+	require.NoError(t, e.s.AddSchedule(e.ctx, sc))
+	return sc
+}
+
+// term takes a new scheduler term as a single server would.
+func (e *env) term(t *testing.T) scheduling.Lease {
+	t.Helper()
+	l, err := e.s.Elector(false).Campaign(e.ctx, scheduling.Candidate{InstanceID: "member-a", Host: "h", PID: 1, Version: "test", TTL: 30 * time.Second})
+	require.NoError(t, err)
+	require.NotNil(t, l)
+	return l
+}
+
+// tickRec is the run of a tick at `at`.
+func tickRec(name string, at time.Time) *runs.Record {
+	return rec(name, func(r *runs.Record) {
+		r.TriggerKind, r.RunKey, r.LogicalAt = "schedule", schedule.RunKey(at), at
+		r.TemplateID, r.TemplateVersion = name, 1
+	})
+}
