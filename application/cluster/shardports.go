@@ -83,10 +83,3 @@ type ShardStore interface {
 type Planner interface {
 	Plan(ctx context.Context, cfg *pipeline.Config, n int) ([]execute.ShardSlice, error)
 }
-
-// ShardMetrics is implemented by metrics that count shards (SPEC §6.4); the member uses it
-// when Deps.Metrics has it.
-type ShardMetrics interface {
-	ShardClaimed()
-	ShardReclaimed(outcome string)
-}
