@@ -131,8 +131,7 @@ func (m *Member) execute(e *execution, log *slog.Logger) (res result) {
 		maxAttempts = m.cfg.MaxAttempts
 	}
 	if e.shard != nil {
-		log.Info("shard started", "name", c.Name, "pool", c.Pool, "shard", e.shard.Ref.Index,
-			"shards", e.shard.Slice.Count, "attempt", c.Attempt, "max_attempts", maxAttempts)
+		log.Info("shard started", "name", c.Name, "pool", c.Pool, "shards", e.shard.Slice.Count, "attempt", c.Attempt, "max_attempts", maxAttempts)
 	} else {
 		log.Info("run started", "name", c.Name, "pool", c.Pool, "attempt", c.Attempt, "max_attempts", maxAttempts)
 	}

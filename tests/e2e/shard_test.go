@@ -82,6 +82,18 @@ func TestShardedRunAcrossThreeMembers(t *testing.T) {
 	require.Equal(t, float64(8), shardsClaimed(t, c, nil), "each shard is claimed once")
 	require.Len(t, r.Attempts, 1)
 	require.Equal(t, "completed", *r.Attempts[0].Outcome)
+
+	// A sharded run into a file sink is refused at submit, saying what to change.
+	status, out := c.Members[0].Submit(t, e2e.SubmitRequest{Config: `version: 1
+name: sharded-file
+shard: {count: 4}
+pipeline:
+  source: {type: postgres, config: {connection_url: "${env:SRC_URL}", query: "SELECT id FROM src", shard: {key: id}}}
+  sink: {type: file, config: {path: /tmp/never-written.csv}}
+`})
+	require.Equal(t, 422, status)
+	require.Equal(t, "shard_refused", out.Error.Code)
+	require.Contains(t, out.Error.Message, "write to a SQL sink or remove shard")
 }
 
 // A member killed while it executes shards: their leases expire, peers reclaim and run
@@ -93,17 +105,32 @@ func TestShardedRunSurvivesKill(t *testing.T) {
 	slowSource(t, src, rows, 6*time.Second)
 	dst.exec(t, `CREATE TABLE dst (id bigint PRIMARY KEY, name text, amount numeric, at timestamptz)`)
 	c := shardCluster(t, src, dst, 3)
-	victim := c.Members[0]
 
 	id := c.Members[1].MustSubmit(t, e2e.SubmitRequest{Config: shardedConfig("sharded-kill",
 		"SELECT id, name, amount, at FROM src WHERE slow(id)", "id", 8)})
+	var victim *e2e.Member
 	require.Eventually(t, func() bool {
-		r := c.Members[1].GetRun(t, id)
-		return r.Status == "sharded" && r.Shards != nil && r.Shards.Running > 0 && victim.InFlight() > 0
-	}, time.Minute, 10*time.Millisecond, "the victim executes shards")
+		r, ok := c.Get(id)
+		if !ok || r.Status != "sharded" || r.Shards == nil || r.Shards.Running == 0 {
+			return false
+		}
+		for _, m := range c.Members {
+			if m.InFlight() > 0 {
+				victim = m
+				return true
+			}
+		}
+		return false
+	}, time.Minute, 10*time.Millisecond, "some member executes shards")
 	victim.Kill(t)
 
-	c.Members = c.Members[1:] // WaitTerminal asks the living
+	living := []*e2e.Member{}
+	for _, m := range c.Members {
+		if m != victim {
+			living = append(living, m)
+		}
+	}
+	c.Members = living // WaitTerminal asks the living
 	r := c.WaitTerminal(t, []string{id}, 3*time.Minute)[id]
 	require.Equal(t, "completed", r.Status, "%+v", r.Error)
 	require.Equal(t, e2e.ShardCounts{Total: 8, Completed: 8}, *r.Shards)
