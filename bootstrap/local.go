@@ -24,6 +24,7 @@ func addLocal(root *cobra.Command, p *process) {
 	registry := builtin.Registry(builtin.WithStdout(p.env.Stdout))
 	local := cli.Local{
 		Loader:     newLoader(p, registry),
+		Catalog:    registry,
 		Executor:   &execute.Executor{Registry: registry},
 		OpenState:  openLocalState,
 		Redactor:   p.redactor,

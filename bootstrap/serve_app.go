@@ -217,6 +217,9 @@ func provideMember(s *serveSettings, p *process, id identity, log memberLog, st 
 		IdempotencyRetention: s.IdemRetention,
 		PoolWaitTimeout:      s.PoolWait,
 		VaultFormatMax:       vaultFormatMax(s),
+		// Runs are split into shards only by a cluster (SPEC §6.1): a single server runs
+		// them whole, with a warning in the run's log.
+		Sharding: s.Cluster,
 	}, withVault(s, st, cluster.Deps{
 		Store:         st,
 		Outbox:        st,
@@ -229,6 +232,8 @@ func provideMember(s *serveSettings, p *process, id identity, log memberLog, st 
 		Callbacks:     runs.CallbackPayload,
 		Notifications: notifications(l),
 		PoolTimeouts:  st,
+		Shards:        st,
+		Planner:       exec,
 		Metrics:       m,
 		Log:           log.Logger,
 		Redactor:      p.redactor,

@@ -33,7 +33,10 @@ type StateOpener func(ctx context.Context, st pipeline.State, dataDir string) (e
 
 // Local is what the local commands (run, validate) need from the composition root.
 type Local struct {
-	Loader    ConfigLoader
+	Loader ConfigLoader
+	// Catalog finds connector specs for the warnings about what a server would refuse
+	// (pipeline.RunWarnings); nil leaves those out.
+	Catalog   pipeline.Catalog
 	Executor  Runner
 	OpenState StateOpener
 	// Redactor is the process-wide redactor the loader registers secrets with; every line

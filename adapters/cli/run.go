@@ -68,7 +68,7 @@ func (l Local) run(cmd *cobra.Command, file string, o runOptions) error {
 	if err != nil {
 		return err
 	}
-	warnings := pipeline.RunWarnings(cfg)
+	warnings := pipeline.RunWarnings(cfg, l.Catalog)
 	for _, w := range warnings {
 		fmt.Fprintln(stderr, "warning:", l.redact(w))
 	}

@@ -251,10 +251,10 @@ func TestRunWarningsPrinted(t *testing.T) {
 	h.loader.cfg.ShardCount = 8
 	code, _, stderr := h.exec(t, "run", configFile(t))
 	require.Equal(t, 0, code)
-	for _, w := range pipeline.RunWarnings(h.loader.cfg) {
+	for _, w := range pipeline.RunWarnings(h.loader.cfg, nil) {
 		require.Contains(t, stderr, "warning: "+w)
 	}
-	require.NotEmpty(t, pipeline.RunWarnings(h.loader.cfg), "a sharded config warns in run")
+	require.NotEmpty(t, pipeline.RunWarnings(h.loader.cfg, nil), "a sharded config warns in run")
 }
 
 func TestRunProgressLogLines(t *testing.T) {

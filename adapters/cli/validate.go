@@ -73,7 +73,7 @@ func (l Local) validate(cmd *cobra.Command, file string, o validateOptions) erro
 		res.Errors = fieldErrors(err, l.redact)
 	default:
 		res.Valid = true
-		for _, w := range pipeline.RunWarnings(cfg) {
+		for _, w := range pipeline.RunWarnings(cfg, l.Catalog) {
 			res.Warnings = append(res.Warnings, l.redact(w))
 		}
 	}

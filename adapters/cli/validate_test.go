@@ -59,7 +59,7 @@ func TestValidateJSONValidWithWarnings(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(stdout), &res))
 	require.True(t, res.Valid)
 	require.Empty(t, res.Errors)
-	require.Equal(t, pipeline.RunWarnings(h.loader.cfg), res.Warnings)
+	require.Equal(t, pipeline.RunWarnings(h.loader.cfg, nil), res.Warnings)
 	require.NotContains(t, stdout, "connect", "no connect block without --connect")
 }
 

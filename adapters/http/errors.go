@@ -97,6 +97,7 @@ func errorTable() []mapping {
 		{runs.ErrRunNotTerminal, codeRunNotTerminal},
 		{runs.ErrRunDeleted, codeRunDeleted},
 		{execute.ErrDirectiveRefused, codeDirectiveRefused},
+		{pipeline.ErrShardRefused, codeShardRefused},
 		{pipeline.ErrInvalidConfig, codeInvalidConfig},
 		{pool.ErrUnserved, codePoolUnserved},
 		// A live member of an older release would claim the run without honouring its pool.

@@ -30,7 +30,7 @@ func sentinels() []error {
 	// Every exported sentinel of domain/ and application/ that a request can meet.
 	// cluster.ErrUndeliverable is left out: it only concerns callback delivery.
 	out = append(out, run.ErrNotFound, run.ErrConflict, run.ErrLeaseLost, run.ErrInvalidTransition, run.ErrUnavailable,
-		pipeline.ErrInvalidConfig, execute.ErrDirectiveRefused, pool.ErrUnserved, pool.ErrOverrideDenied,
+		pipeline.ErrInvalidConfig, pipeline.ErrShardRefused, execute.ErrDirectiveRefused, pool.ErrUnserved, pool.ErrOverrideDenied,
 		callback.ErrRefused, shard.ErrInvalidCount, state.ErrFormat,
 		secret.ErrTooShort, secret.ErrTokenInText, secret.ErrUnknownToken,
 		schedule.ErrInvalidCron, schedule.ErrInvalidSchedule)
@@ -79,6 +79,7 @@ func TestErrorTable(t *testing.T) {
 		{&runs.StateFormatRefusedError{Need: 2, Members: []runs.MemberRef{{InstanceID: "old-1", StateFormatMax: 1}}}, 422, "state_format_refused"},
 		{pool.Override{Allowed: []string{"a"}}.Check("b", "t"), 422, "pool_override_denied"},
 		{shard.ValidateCount(0), 422, "invalid_config"},
+		{&pipeline.ShardRefusedError{Reasons: []string{"the file sink writes one file"}}, 422, "shard_refused"},
 		{runs.ErrQueueFull, 429, "queue_full"},
 		{runs.ErrDraining, 503, "draining"},
 		{run.ErrConflict, 409, "conflict"},

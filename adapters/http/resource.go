@@ -27,7 +27,8 @@ type runResource struct {
 	FinishedAt  *string           `json:"finished_at"`
 	Stats       statsResource     `json:"stats"`
 	Error       *runError         `json:"error"`
-	// Shards stays null until the run is sharded; no run is sharded in this version.
+	// Shards counts the shards by status once the run was split; null before (and for a
+	// run that never is).
 	Shards   *shardsSummary    `json:"shards"`
 	Attempts []attemptResource `json:"attempts"`
 	Template *templateResource `json:"template"`
@@ -115,6 +116,10 @@ func toResource(r *runs.Record) runResource {
 	}
 	if r.TemplateID != "" {
 		out.Template = &templateResource{ID: r.TemplateID, Version: r.TemplateVersion}
+	}
+	if sm := r.Shards; sm != nil {
+		out.Shards = &shardsSummary{Total: sm.Total, Pending: sm.Pending, Running: sm.Running,
+			Completed: sm.Completed, Failed: sm.Failed, Cancelled: sm.Cancelled}
 	}
 	return out
 }

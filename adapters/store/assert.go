@@ -10,6 +10,7 @@ import (
 var (
 	_ runs.Store           = (*Store)(nil)
 	_ cluster.Store        = (*Store)(nil)
+	_ cluster.ShardStore   = (*Store)(nil)
 	_ cluster.OutboxStore  = (*Store)(nil)
 	_ cluster.Roster       = (*Store)(nil)
 	_ cluster.PoolTimeouts = (*Store)(nil)

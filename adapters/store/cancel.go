@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 
 	"github.com/uptrace/bun"
@@ -42,18 +44,32 @@ RETURNING `+runCols("")), id)
 	return rec, ok, nil
 }
 
-// RequestCancel sets the cancel flag of a running or sharded run, for its owner to see.
+// RequestCancel sets the cancel flag of a running or sharded run, for its owner (or its
+// shards' owners) to see. The pending shards of a sharded run are cancelled in the same
+// transaction, which also ends the run when none of its shards is running.
 // Any other status is run.ErrConflict naming it (a queued or pending run is cancelled
 // with CancelQueued; a terminal one has nothing left to cancel), so a caller racing a
 // status change re-reads the run; a missing run is run.ErrNotFound.
 func (s *Store) RequestCancel(ctx context.Context, id string) error {
 	err := s.runInTx(ctx, func(ctx context.Context, tx bun.Tx) error {
-		res, err := tx.NewRaw(`UPDATE sluice_runs SET cancel_requested = TRUE
-WHERE id = ? AND status IN ('running', 'sharded')`, id).Exec(ctx)
-		if err != nil {
+		// A sharded run ends here when none of its shards runs, so the parent's locks come
+		// first, in the order every shard end takes them.
+		if err := s.lockRunPipeline(ctx, tx, id); err != nil {
 			return err
 		}
-		if n, _ := res.RowsAffected(); n == 1 {
+		var statuses []string
+		err := tx.NewRaw(`UPDATE sluice_runs SET cancel_requested = TRUE
+WHERE id = ? AND status IN ('running', 'sharded') RETURNING status`, id).Scan(ctx, &statuses)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		if len(statuses) == 1 {
+			if statuses[0] == string(run.Sharded) {
+				// Pending shards are cancelled at once (SPEC §6.4); running ones see the flag.
+				if _, err := s.cancelPendingShards(ctx, tx, id, s.callbacks); err != nil {
+					return err
+				}
+			}
 			return s.notifyCancel(ctx, tx, id)
 		}
 		rec, err := s.getRun(ctx, tx, id, "")

@@ -17,6 +17,9 @@ type dialect struct {
 	// claim moves up to n pending runs of pools to running in one statement. Arguments:
 	// owner, listen, ttl ms, instance id (for the attempt record), pools (bun.In), n.
 	claim string
+	// claimShards moves up to n pending shards of pools to running in one statement,
+	// largest first. Arguments: owner, listen, ttl ms, pools (bun.In), n.
+	claimShards string
 	// claimInTx runs the claim inside an explicit (immediate) transaction.
 	claimInTx bool
 	// claimOutbox leases up to n due callbacks in one statement. Arguments: owner,

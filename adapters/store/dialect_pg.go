@@ -19,6 +19,13 @@ FROM (SELECT id FROM sluice_runs WHERE status = 'pending' AND pool IN (?)
       ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED) c
 WHERE r.id = c.id
 RETURNING ` + claimedColumns("r."),
+		claimShards: `UPDATE sluice_shards s SET status = 'running', attempt = s.attempt + 1,
+  lease_epoch = s.lease_epoch + 1, owner = ?, owner_listen = ?,
+  lease_expires_at = {now} + ?, claimed_at = {now}
+FROM (SELECT run_id, shard_index FROM sluice_shards WHERE status = 'pending' AND pool IN (?)
+      ORDER BY weight DESC, run_id, shard_index LIMIT ? FOR UPDATE SKIP LOCKED) c
+WHERE s.run_id = c.run_id AND s.shard_index = c.shard_index
+RETURNING ` + qualify("s.", shardColumns),
 		claimOutbox: `UPDATE sluice_outbox o SET claimed_by = ?, claimed_until = {now} + ?
 FROM (SELECT id FROM sluice_outbox
       WHERE next_at <= {now} AND (claimed_until IS NULL OR claimed_until <= {now})

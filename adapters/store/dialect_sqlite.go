@@ -16,6 +16,13 @@ func sqliteDialect() dialect {
 WHERE id IN (SELECT id FROM sluice_runs WHERE status = 'pending' AND pool IN (?)
              ORDER BY id LIMIT ?)
 RETURNING ` + claimedColumns(""),
+		claimShards: `UPDATE sluice_shards SET status = 'running', attempt = attempt + 1,
+  lease_epoch = lease_epoch + 1, owner = ?, owner_listen = ?,
+  lease_expires_at = {now} + ?, claimed_at = {now}
+WHERE (run_id, shard_index) IN (SELECT run_id, shard_index FROM sluice_shards
+             WHERE status = 'pending' AND pool IN (?)
+             ORDER BY weight DESC, run_id, shard_index LIMIT ?)
+RETURNING ` + shardColumns,
 		claimInTx: true,
 		claimOutbox: `UPDATE sluice_outbox SET claimed_by = ?, claimed_until = {now} + ?
 WHERE id IN (SELECT id FROM sluice_outbox

@@ -30,20 +30,8 @@ func (s *Store) Claim(ctx context.Context, owner cluster.Owner, pools []string, 
 		return nil, errors.New("claim: the owner has no instance id")
 	}
 	var rows []claimedRow
-	claim := func(ctx context.Context, db bun.IDB) error {
-		err := db.NewRaw(s.q(s.d.claim), owner.InstanceID, owner.Listen, ttl.Milliseconds(),
-			owner.InstanceID, bun.In(pools), n).Scan(ctx, &rows)
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil
-		}
-		return err
-	}
-	var err error
-	if s.d.claimInTx {
-		err = s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error { return claim(ctx, tx) })
-	} else {
-		err = claim(ctx, s.db)
-	}
+	err := s.claimRows(ctx, &rows, s.q(s.d.claim), owner.InstanceID, owner.Listen, ttl.Milliseconds(),
+		owner.InstanceID, bun.In(pools), n)
 	if err != nil {
 		return nil, translate("claim runs", err)
 	}
@@ -54,6 +42,22 @@ func (s *Store) Claim(ctx context.Context, owner cluster.Owner, pools []string, 
 	// RETURNING follows no order; callers start the oldest first.
 	slices.SortFunc(out, func(a, b cluster.Claimed) int { return strings.Compare(a.ID, b.ID) })
 	return out, nil
+}
+
+// claimRows runs a claim statement into dest: inside an immediate transaction where the
+// dialect needs one (SQLite), as a single statement otherwise. No row is no error.
+func (s *Store) claimRows(ctx context.Context, dest any, query string, args ...any) error {
+	claim := func(ctx context.Context, db bun.IDB) error {
+		err := db.NewRaw(query, args...).Scan(ctx, dest)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		return err
+	}
+	if s.d.claimInTx {
+		return s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error { return claim(ctx, tx) })
+	}
+	return claim(ctx, s.db)
 }
 
 // Renew extends the leases of held in one statement and returns the refs it renewed; a

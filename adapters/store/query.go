@@ -26,6 +26,9 @@ const (
 // Get returns the run with id, or run.ErrNotFound.
 func (s *Store) Get(ctx context.Context, id string) (*runs.Record, error) {
 	rec, err := s.getRun(ctx, s.db, id, "")
+	if err == nil {
+		err = s.addShards(ctx, []*runs.Record{rec})
+	}
 	if err != nil {
 		return nil, translate("get run "+id, err)
 	}
@@ -106,6 +109,9 @@ func (s *Store) List(ctx context.Context, f runs.Filter) ([]*runs.Record, error)
 			return nil, err
 		}
 		out = append(out, rec)
+	}
+	if err := s.addShards(ctx, out); err != nil {
+		return nil, translate("list runs", err)
 	}
 	return out, nil
 }

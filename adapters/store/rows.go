@@ -211,3 +211,8 @@ func nullIfZero(n int) any {
 	}
 	return n
 }
+
+// qualify prefixes every column of a comma-separated list with a table alias.
+func qualify(prefix, cols string) string {
+	return prefix + strings.ReplaceAll(cols, ", ", ", "+prefix)
+}

@@ -32,12 +32,23 @@ func (m *Member) claimLoop() {
 	}
 }
 
-// claimOnce claims one batch and reports whether it was full.
+// claimOnce claims one batch — shards of sharded runs first, then runs (SPEC §4.3), from
+// one capacity — and reports whether it was full.
 func (m *Member) claimOnce() (full bool) {
 	n := m.claimable()
 	if n == 0 {
 		return false
 	}
+	got := m.claimShards(n)
+	if got < n {
+		got += m.claimRuns(n - got)
+	}
+	return got >= n
+}
+
+// claimRuns claims up to n pending runs and starts a worker for each; it answers how many
+// it claimed.
+func (m *Member) claimRuns(n int) int {
 	ctx, cancel := m.stmt(m.root)
 	got, err := m.deps.Store.Claim(ctx, m.owner, m.cfg.Pools, n, m.cfg.LeaseTTL)
 	cancel()
@@ -45,14 +56,14 @@ func (m *Member) claimOnce() (full bool) {
 		if m.root.Err() == nil {
 			m.log.Warn("claim failed", "error", m.redact(err.Error()))
 		}
-		return false
+		return 0
 	}
 	now := m.clock.Now()
 	for _, c := range got {
 		m.metrics.RunClaimed(c.Pool, now.Sub(c.CreatedAt))
-		m.launch(c)
+		m.launch(&execution{claim: c, ref: Ref{ID: c.ID, Epoch: c.Epoch}})
 	}
-	return len(got) >= n
+	return len(got)
 }
 
 // claimable is how many runs one claim may take now: 0 while draining, unhealthy or full.
@@ -65,12 +76,12 @@ func (m *Member) claimable() int {
 	return min(m.cfg.MaxConcurrent-len(m.execs), m.cfg.ClaimBatch)
 }
 
-// launch registers a claimed run under its own cancel token and starts its worker.
-func (m *Member) launch(c Claimed) {
-	ctx, cancel := context.WithCancelCause(m.root)
-	e := &execution{claim: c, ref: Ref{ID: c.ID, Epoch: c.Epoch}, ctx: ctx, cancel: cancel}
+// launch registers a claimed run or shard under its own cancel token and starts its
+// worker.
+func (m *Member) launch(e *execution) {
+	e.ctx, e.cancel = context.WithCancelCause(m.root)
 	m.mu.Lock()
-	m.execs[c.ID] = e
+	m.execs[e.key()] = e
 	n := len(m.execs)
 	m.mu.Unlock()
 	m.metrics.InFlight(n)
@@ -81,7 +92,7 @@ func (m *Member) launch(c Claimed) {
 func (m *Member) release(e *execution) {
 	e.cancel(nil)
 	m.mu.Lock()
-	delete(m.execs, e.claim.ID)
+	delete(m.execs, e.key())
 	n := len(m.execs)
 	close(m.changed)
 	m.changed = make(chan struct{})

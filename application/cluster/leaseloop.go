@@ -6,6 +6,7 @@ import (
 
 	"github.com/sluicehq/sluice/domain/lease"
 	"github.com/sluicehq/sluice/domain/run"
+	"github.com/sluicehq/sluice/domain/state"
 )
 
 // outageRetry is how often a member whose renewals fail tries again, and how often the
@@ -86,15 +87,13 @@ func (m *Member) renewalFailing() bool {
 	return m.renewFailing
 }
 
-// leaseCycle is one renewal round.
+// leaseCycle is one renewal round: one statement per table (runs, shards).
 func (m *Member) leaseCycle() {
-	held := m.heldRefs()
+	runRefs, shardRefs := m.heldRefs()
+	held := len(runRefs)+len(shardRefs) > 0
 	sent := m.clock.Now() // the cutoff counts from when the statement was SENT
-	if len(held) > 0 {
-		ctx, cancel := m.stmt(m.root)
-		renewed, err := m.deps.Store.Renew(ctx, m.cfg.InstanceID, held, m.cfg.LeaseTTL)
-		cancel()
-		if err != nil {
+	if held {
+		if err := m.renew(runRefs, shardRefs); err != nil {
 			// No heartbeat after a failed renewal: it would fail the same way and, with
 			// its own statement timeout, delay the next try.
 			if m.root.Err() == nil {
@@ -102,7 +101,6 @@ func (m *Member) leaseCycle() {
 			}
 			return
 		}
-		m.markLost(held, renewed)
 	}
 	ctx, cancel := m.stmt(m.root)
 	hbErr := m.deps.Store.Heartbeat(ctx, m.memberRow())
@@ -110,7 +108,7 @@ func (m *Member) leaseCycle() {
 	if m.root.Err() != nil {
 		return
 	}
-	if hbErr != nil && len(held) == 0 {
+	if hbErr != nil && !held {
 		// Nothing to renew: the heartbeat is what tells whether the history answers.
 		m.renewalFailed(hbErr)
 		return
@@ -124,14 +122,44 @@ func (m *Member) leaseCycle() {
 	m.failUnservedPools()
 }
 
-func (m *Member) heldRefs() []Ref {
+// renew extends the leases held here and stops what lost its lease. Each table's
+// statement has its own timeout.
+func (m *Member) renew(runRefs []Ref, shardRefs []ShardRef) error {
+	if len(runRefs) > 0 {
+		ctx, cancel := m.stmt(m.root)
+		renewed, err := m.deps.Store.Renew(ctx, m.cfg.InstanceID, runRefs, m.cfg.LeaseTTL)
+		cancel()
+		if err != nil {
+			return err
+		}
+		m.markLost(runRefs, renewed)
+	}
+	if len(shardRefs) > 0 {
+		ctx, cancel := m.stmt(m.root)
+		renewed, err := m.deps.Shards.RenewShards(ctx, m.cfg.InstanceID, shardRefs, m.cfg.LeaseTTL)
+		cancel()
+		if err != nil {
+			return err
+		}
+		m.markShardsLost(shardRefs, renewed)
+	}
+	return nil
+}
+
+// heldRefs lists the leases held here, by table.
+func (m *Member) heldRefs() ([]Ref, []ShardRef) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	refs := make([]Ref, 0, len(m.execs))
+	var refs []Ref
+	var shards []ShardRef
 	for _, e := range m.execs {
-		refs = append(refs, e.ref)
+		if e.shard != nil {
+			shards = append(shards, e.shard.Ref)
+		} else {
+			refs = append(refs, e.ref)
+		}
 	}
-	return refs
+	return refs, shards
 }
 
 // markLost stops every held run the renewal did not return: its lease is gone (expired
@@ -144,9 +172,26 @@ func (m *Member) markLost(held, renewed []Ref) {
 		m.mu.Lock()
 		e := m.execs[ref.ID]
 		m.mu.Unlock()
-		if e != nil && e.ref == ref {
+		if e != nil && e.shard == nil && e.ref == ref {
 			m.log.Warn("lease lost at renewal; stopping the run and discarding its result", "run_id", ref.ID,
 				"epoch", ref.Epoch)
+			e.loseLease("renewal")
+		}
+	}
+}
+
+// markShardsLost is markLost for shards.
+func (m *Member) markShardsLost(held, renewed []ShardRef) {
+	for _, ref := range held {
+		if slices.Contains(renewed, ref) {
+			continue
+		}
+		m.mu.Lock()
+		e := m.execs[state.ShardKey(ref.RunID, ref.Index)]
+		m.mu.Unlock()
+		if e != nil && e.shard != nil && e.shard.Ref == ref {
+			m.log.Warn("lease lost at renewal; stopping the shard and discarding its result", "run_id", ref.RunID,
+				"shard", ref.Index, "epoch", ref.Epoch)
 			e.loseLease("renewal")
 		}
 	}
@@ -200,8 +245,8 @@ func (m *Member) reclaim() {
 		return
 	}
 	m.countReclaimed(got)
-	if len(got) > 0 {
-		m.Wake() // requeued runs may be ours to claim
+	if m.reclaimShards() || len(got) > 0 {
+		m.Wake() // requeued runs and shards may be ours to claim
 	}
 }
 
@@ -223,8 +268,11 @@ func (m *Member) pollCancels() {
 	m.mu.Lock()
 	failing := m.renewFailing
 	ids := make([]string, 0, len(m.execs))
-	for id := range m.execs {
-		ids = append(ids, id)
+	for _, e := range m.execs {
+		// A shard obeys its run's flag: the ids are run ids.
+		if !slices.Contains(ids, e.claim.ID) {
+			ids = append(ids, e.claim.ID)
+		}
 	}
 	m.mu.Unlock()
 	if failing || len(ids) == 0 {

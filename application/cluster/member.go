@@ -63,6 +63,10 @@ type Config struct {
 	IdempotencyRetention time.Duration
 	PurgeInterval        time.Duration // 0 = 5 min
 	OutboxInterval       time.Duration // how often due callbacks are looked for; 0 = 1 s
+	// Sharding splits claimed runs whose config asks for shards (shard.count > 1) into
+	// shards that every member claims (--cluster, SPEC §6). Without it such a run executes
+	// whole, with a warning in its log. Shards found in the history are claimed either way.
+	Sharding bool
 	// PoolWaitTimeout is --pool-wait-timeout-secs: pending runs of a pool that no live
 	// member has served for this long fail with pool_unavailable (SPEC §5.5). 0 = wait
 	// forever. It needs Deps.PoolTimeouts.
@@ -89,6 +93,10 @@ type Deps struct {
 	// announces work or a cancel (PostgreSQL LISTEN); nil polls only (SQLite,
 	// --poll-only). Polling every PollInterval stays on either way.
 	Notifications Notifications
+	// Shards keeps the shards of sharded runs; nil claims no shards and runs every run
+	// whole. Planner splits a source into shards; both are needed for Config.Sharding.
+	Shards  ShardStore
+	Planner Planner
 	// PoolTimeouts fails runs of pools unserved past Config.PoolWaitTimeout; required
 	// when that is set, unused otherwise.
 	PoolTimeouts PoolTimeouts
@@ -229,6 +237,9 @@ func validate(cfg Config, deps Deps) error {
 	if cfg.PoolWaitTimeout > 0 && deps.PoolTimeouts == nil {
 		errs = append(errs, errors.New("cluster: --pool-wait-timeout-secs needs Deps.PoolTimeouts"))
 	}
+	if cfg.Sharding && (deps.Shards == nil || deps.Planner == nil) {
+		errs = append(errs, errors.New("cluster: Config.Sharding needs Deps.Shards and Deps.Planner"))
+	}
 	if (deps.Outbox == nil) != (deps.Deliverer == nil) {
 		errs = append(errs, errors.New("cluster: Deps.Outbox and Deps.Deliverer go together"))
 	}
@@ -313,17 +324,21 @@ func (m *Member) Wake() {
 	}
 }
 
-// CancelLocal fires the cancel token of a run executing here (runs.Canceller). The run
-// stops at a page boundary and ends cancelled.
+// CancelLocal fires the cancel token of a run executing here, or of every shard of it
+// executing here (runs.Canceller). Each stops at a page boundary and ends cancelled.
 func (m *Member) CancelLocal(id string) bool {
 	m.mu.Lock()
-	e := m.execs[id]
-	m.mu.Unlock()
-	if e == nil {
-		return false
+	var list []*execution
+	for _, e := range m.execs {
+		if e.claim.ID == id {
+			list = append(list, e)
+		}
 	}
-	e.stop(errCancelRequested)
-	return true
+	m.mu.Unlock()
+	for _, e := range list {
+		e.stop(errCancelRequested)
+	}
+	return len(list) > 0
 }
 
 // InFlight counts the runs executing (or settling) here.

@@ -252,6 +252,11 @@ type Metrics interface {
 	Reclaimed(outcome string)
 	// HistoryUnreachable reports whether this member's lease renewal is failing.
 	HistoryUnreachable(unreachable bool)
+	// ShardClaimed counts one claimed shard (SPEC §6.4).
+	ShardClaimed()
+	// ShardReclaimed counts one shard whose lease expired, by outcome (requeued | failed |
+	// cancelled).
+	ShardReclaimed(outcome string)
 }
 
 // NopMetrics discards every measurement.
@@ -262,3 +267,5 @@ func (NopMetrics) RunFinished(string, string)       {}
 func (NopMetrics) InFlight(int)                     {}
 func (NopMetrics) Reclaimed(string)                 {}
 func (NopMetrics) HistoryUnreachable(bool)          {}
+func (NopMetrics) ShardClaimed()                    {}
+func (NopMetrics) ShardReclaimed(string)            {}

@@ -36,6 +36,9 @@ func (m *Member) runLogger(e *execution) (*slog.Logger, *runLog) {
 	tee := teeHandler{a: m.deps.Log.Handler(), b: &bufHandler{rl: rl}}
 	log := slog.New(secret.NewHandler(tee, m.deps.Redactor)).
 		With("run_id", e.claim.ID, "instance_id", m.cfg.InstanceID)
+	if e.shard != nil {
+		log = log.With("shard", e.shard.Ref.Index) // a shard's lines go to its run's log
+	}
 	return log, rl
 }
 

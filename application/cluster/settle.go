@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"runtime/debug"
@@ -10,11 +11,30 @@ import (
 	"github.com/sluicehq/sluice/domain/run"
 )
 
-// parkedRun is a run stopped by an outage: the history could not be told, so it is handed
-// back once it answers again (§4.9).
+// parkedRun is a run (or shard) stopped by an outage: the history could not be told, so
+// it is handed back once it answers again (§4.9).
 type parkedRun struct {
 	ref      Ref
+	shard    *ShardRef // set for a shard; ref is then unused
 	progress Progress
+}
+
+// parkedOf is what a hand-back of e needs.
+func parkedOf(e *execution, p Progress) parkedRun {
+	pr := parkedRun{ref: e.ref, progress: p}
+	if e.shard != nil {
+		ref := e.shard.Ref
+		pr.shard = &ref
+	}
+	return pr
+}
+
+// name is how logs name the parked item.
+func (p parkedRun) name() []any {
+	if p.shard != nil {
+		return []any{"run_id", p.shard.RunID, "shard", p.shard.Index}
+	}
+	return []any{"run_id", p.ref.ID}
 }
 
 // settle writes how a run ended. A panic here (a callback builder, a store bug) fails the
@@ -48,7 +68,9 @@ func (m *Member) settleSafely(e *execution, res result) (panicked bool) {
 		m.park(e, res.stats)
 	case actDiscard:
 		m.log.Warn("lease lost: the run is stopped here and its result discarded", "run_id", e.claim.ID,
-			"epoch", e.ref.Epoch)
+			"key", e.key(), "epoch", e.claim.Epoch)
+	case actSharded:
+		m.log.Info("run handed over to its shards", "run_id", e.claim.ID)
 	}
 	return false
 }
@@ -58,12 +80,11 @@ func (m *Member) settleSafely(e *execution, res result) (panicked bool) {
 func (m *Member) finish(e *execution, o Outcome) {
 	for {
 		ctx, cancel := m.stmt(m.root)
-		err := m.deps.Store.Finish(ctx, m.cfg.InstanceID, e.ref, o, m.deps.Callbacks)
+		err := m.finishOnce(ctx, e, o)
 		cancel()
 		switch {
 		case err == nil:
-			m.metrics.RunFinished(o.Status, reason(o))
-			m.log.Info("run finished", "run_id", e.claim.ID, "status", o.Status, "code", o.ErrorCode,
+			m.log.Info("run finished", "run_id", e.claim.ID, "key", e.key(), "status", o.Status, "code", o.ErrorCode,
 				"rows_written", o.Stats.RowsWritten)
 			return
 		case errors.Is(err, run.ErrLeaseLost):
@@ -87,6 +108,23 @@ func (m *Member) finish(e *execution, o Outcome) {
 	}
 }
 
+// finishOnce writes the end of a run, or of a shard (which ends its run when it is the
+// last one), and counts the run that ended.
+func (m *Member) finishOnce(ctx context.Context, e *execution, o Outcome) error {
+	if e.shard == nil {
+		err := m.deps.Store.Finish(ctx, m.cfg.InstanceID, e.ref, o, m.deps.Callbacks)
+		if err == nil {
+			m.metrics.RunFinished(o.Status, reason(o))
+		}
+		return err
+	}
+	parent, err := m.deps.Shards.FinishShard(ctx, m.cfg.InstanceID, e.shard.Ref, o, m.deps.Callbacks)
+	if err == nil {
+		m.runEnded(e.claim.ID, parent)
+	}
+	return err
+}
+
 // persistLogs writes lines a Finish could not, best effort.
 func (m *Member) persistLogs(runID string, lines []LogLine) {
 	if len(lines) == 0 {
@@ -103,11 +141,12 @@ func (m *Member) persistLogs(runID string, lines []LogLine) {
 // handBack returns the run to pending without spending an attempt; a history that does
 // not answer parks it for the lease loop.
 func (m *Member) handBack(e *execution, p Progress) {
-	if m.tryHandBack(e.ref, p) {
+	pr := parkedOf(e, p)
+	if m.tryHandBack(pr) {
 		return
 	}
 	m.mu.Lock()
-	m.parked[e.ref.ID] = parkedRun{ref: e.ref, progress: p}
+	m.parked[e.key()] = pr
 	m.mu.Unlock()
 }
 
@@ -117,7 +156,7 @@ func (m *Member) park(e *execution, p Progress) {
 	m.mu.Lock()
 	failing := m.renewFailing
 	if failing {
-		m.parked[e.ref.ID] = parkedRun{ref: e.ref, progress: p}
+		m.parked[e.key()] = parkedOf(e, p)
 	}
 	m.mu.Unlock()
 	if !failing {
@@ -125,37 +164,48 @@ func (m *Member) park(e *execution, p Progress) {
 	}
 }
 
-// tryHandBack reports whether the run is settled: handed back, or already reclaimed by a
-// peer (a lost lease means the run is not ours to hand back).
-func (m *Member) tryHandBack(ref Ref, p Progress) bool {
+// tryHandBack reports whether the run (or shard) is settled: handed back, or already
+// reclaimed by a peer (a lost lease means it is not ours to hand back).
+func (m *Member) tryHandBack(p parkedRun) bool {
 	ctx, cancel := m.stmt(m.root)
-	err := m.deps.Store.HandBack(ctx, m.cfg.InstanceID, ref, p)
+	var err error
+	if p.shard != nil {
+		var parent string
+		parent, err = m.deps.Shards.HandBackShard(ctx, m.cfg.InstanceID, *p.shard, p.progress, m.deps.Callbacks)
+		if err == nil {
+			m.runEnded(p.shard.RunID, parent)
+		}
+	} else {
+		err = m.deps.Store.HandBack(ctx, m.cfg.InstanceID, p.ref, p.progress)
+	}
 	cancel()
 	switch {
 	case err == nil:
-		m.log.Info("run handed back as pending", "run_id", ref.ID, "rows_written", p.RowsWritten)
+		m.log.Info("handed back as pending", append(p.name(), "rows_written", p.progress.RowsWritten)...)
 		return true
 	case errors.Is(err, run.ErrLeaseLost):
-		m.log.Info("run was already reclaimed by a peer; nothing to hand back", "run_id", ref.ID)
+		m.log.Info("already reclaimed by a peer; nothing to hand back", p.name()...)
 		return true
 	}
-	m.log.Warn("handing the run back failed; retrying when the history answers", "run_id", ref.ID,
-		"error", m.redact(err.Error()))
+	m.log.Warn("handing back failed; retrying when the history answers",
+		append(p.name(), "error", m.redact(err.Error()))...)
 	return false
 }
 
 // handBackParked hands back every parked run; the ones the history still refuses stay.
 func (m *Member) handBackParked() {
 	m.mu.Lock()
+	keys := make([]string, 0, len(m.parked))
 	list := make([]parkedRun, 0, len(m.parked))
-	for _, p := range m.parked {
+	for k, p := range m.parked {
+		keys = append(keys, k)
 		list = append(list, p)
 	}
 	m.mu.Unlock()
-	for _, p := range list {
-		if m.tryHandBack(p.ref, p.progress) {
+	for i, p := range list {
+		if m.tryHandBack(p) {
 			m.mu.Lock()
-			delete(m.parked, p.ref.ID)
+			delete(m.parked, keys[i])
 			m.mu.Unlock()
 		}
 	}

@@ -20,16 +20,36 @@ import (
 // write per page would put a statement per page on the history.
 const progressEvery = time.Second
 
-// execution is one claimed run executing here.
+// execution is one claimed run, or one claimed shard of a run, executing here.
 type execution struct {
-	claim  Claimed
-	ref    Ref
+	claim Claimed // for a shard: its run, with the shard's epoch and attempt
+	ref   Ref     // runs only
+	// shard is the shard this execution runs; nil for a run.
+	shard  *ClaimedShard
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	lost   atomic.Bool // the lease is gone: whatever happens next, the result is discarded
 
 	mu       sync.Mutex
 	progress Progress // the newest counters, for a hand-back
+}
+
+// key names the execution among those of the member: the run id, or the shard's state
+// key ({run_id}::{index}).
+func (e *execution) key() string {
+	if e.shard != nil {
+		return state.ShardKey(e.claim.ID, e.shard.Ref.Index)
+	}
+	return e.claim.ID
+}
+
+// slice is the part of the source this execution reads; nil for a whole run.
+func (e *execution) slice() *execute.ShardSlice {
+	if e.shard == nil {
+		return nil
+	}
+	sl := e.shard.Slice
+	return &sl
 }
 
 // stop fires the run's token; the first cause wins.
@@ -69,6 +89,7 @@ const (
 	actHandBack               // stopped for a drain: back to pending, no attempt spent
 	actPark                   // stopped for an outage: hand back once the history answers
 	actDiscard                // the lease is lost: the result belongs to nobody
+	actSharded                // the run was split into shards: the shards carry it on
 )
 
 type result struct {
@@ -109,7 +130,11 @@ func (m *Member) execute(e *execution, log *slog.Logger) (res result) {
 	if maxAttempts == 0 {
 		maxAttempts = m.cfg.MaxAttempts
 	}
-	log.Info("run started", "name", c.Name, "pool", c.Pool, "attempt", c.Attempt, "max_attempts", maxAttempts)
+	if e.shard != nil {
+		log.Info("shard started", "name", c.Name, "pool", c.Pool, "shards", e.shard.Slice.Count, "attempt", c.Attempt, "max_attempts", maxAttempts)
+	} else {
+		log.Info("run started", "name", c.Name, "pool", c.Pool, "attempt", c.Attempt, "max_attempts", maxAttempts)
+	}
 
 	var timeout time.Duration
 	if c.TimeoutSecs > 0 {
@@ -151,7 +176,15 @@ func (m *Member) execute(e *execution, log *slog.Logger) (res result) {
 		log.Error("run failed: config", "code", code, "error", msg)
 		return m.failed(code, msg, Progress{ElapsedMS: m.since(start)})
 	}
+	if e.shard == nil && c.ShardCount > 1 {
+		if res, done := m.coordinate(e, log, cfg, start); done {
+			return res
+		}
+	}
 	key, store, err := m.stateFor(e.ctx, cfg, c)
+	if e.shard != nil {
+		key = e.key() // each shard keeps its own bookmark or watermark (SPEC §1.6)
+	}
 	if err != nil {
 		code, msg := codeOf(err, run.CodeConfigError)
 		log.Error("run failed: state", "code", code, "error", msg)
@@ -163,6 +196,7 @@ func (m *Member) execute(e *execution, log *slog.Logger) (res result) {
 		StateKey: key,
 		State:    store,
 		Timeout:  timeout,
+		Shard:    e.slice(),
 		Progress: m.progressFunc(e),
 		Log:      log,
 	})
@@ -281,7 +315,12 @@ func (m *Member) progressFunc(e *execution) func(execute.Stats) {
 		last = now
 		ctx, cancel := m.stmt(m.root)
 		defer cancel()
-		err := m.deps.Store.Progress(ctx, m.cfg.InstanceID, e.ref, p)
+		var err error
+		if e.shard != nil {
+			err = m.deps.Shards.ShardProgress(ctx, m.cfg.InstanceID, e.shard.Ref, p)
+		} else {
+			err = m.deps.Store.Progress(ctx, m.cfg.InstanceID, e.ref, p)
+		}
 		switch {
 		case errors.Is(err, run.ErrLeaseLost):
 			m.log.Warn("lease lost while recording progress; stopping the run", "run_id", e.claim.ID)

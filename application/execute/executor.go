@@ -40,6 +40,8 @@ type Job struct {
 	BaseDir string
 	// Timeout bounds the running time (not time spent queued); 0 means none.
 	Timeout time.Duration
+	// Shard narrows the source to one shard of a sharded run; nil reads it all.
+	Shard *ShardSlice
 	// Progress is called after each confirmed page, from the writing goroutine; may be nil.
 	Progress func(Stats)
 	Log      *slog.Logger

@@ -98,6 +98,7 @@ func (r *runner) readRequest(incr *Incremental) ReadRequest {
 		Incremental: incr,
 		BaseDir:     r.job.BaseDir,
 		Log:         r.log.With("role", RoleSource, "connector", r.cfg.Source.Type),
+		Shard:       r.job.Shard,
 	}
 }
 

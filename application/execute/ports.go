@@ -122,6 +122,9 @@ type ReadRequest struct {
 	// BaseDir resolves relative paths (the config file's directory for `sluice run`).
 	BaseDir string
 	Log     *slog.Logger
+	// Shard narrows the read to one shard of a sharded run; nil reads everything. Only
+	// connectors that implement ShardPlanner are ever given one.
+	Shard *ShardSlice
 }
 
 // Incremental asks a source to read only rows past a bookmark, ordered by Cursor.

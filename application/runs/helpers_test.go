@@ -79,7 +79,10 @@ func (c catalog) Types(role pipeline.Role) []string {
 
 func newCatalog() catalog {
 	return catalog{
-		"gen": {Type: "gen", Roles: pipeline.RoleSource, Fields: []pipeline.FieldSpec{
+		"out": {Type: "out", Roles: pipeline.RoleSink, SingleObject: true, Fields: []pipeline.FieldSpec{
+			{Name: "path", Type: pipeline.FieldString, Required: true},
+		}},
+		"gen": {Type: "gen", Roles: pipeline.RoleSource, Shardable: true, Fields: []pipeline.FieldSpec{
 			{Name: "count", Type: pipeline.FieldInt},
 			{Name: "api_token", Type: pipeline.FieldString},
 			{Name: "cursor_col", Type: pipeline.FieldString},

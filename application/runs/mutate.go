@@ -16,7 +16,8 @@ import (
 // or sharded run gets its cancel flag set in the history — durable, seen by the owning
 // peer and by the shards of a sharded run — and, when it executes in this process, its
 // cancel token fired at once; both answer immediate=false: it ends cancelled at its next
-// page boundary.
+// page boundary. A sharded run's pending shards are cancelled at once, so one with no
+// shard running ends there and answers immediate=true.
 func (s *Service) Cancel(ctx context.Context, p Principal, id string) (rec *Record, immediate bool, err error) {
 	if err := need(p, Operator, "cancel runs"); err != nil {
 		return nil, false, err
@@ -57,6 +58,13 @@ func (s *Service) Cancel(ctx context.Context, p Principal, id string) (rec *Reco
 					s.deps.Canceller.CancelLocal(id)
 				}
 				rec.CancelRequested = true
+				if st == run.Sharded {
+					// A sharded run none of whose shards was running ends with the cancel.
+					if now, err := s.deps.Store.Get(ctx, id); err == nil && run.Status(now.Status).Terminal() {
+						s.auditCancel(ctx, p, now, from, "cancelled")
+						return strip(now), true, nil
+					}
+				}
 				s.auditCancel(ctx, p, rec, from, "requested")
 				return strip(rec), false, nil
 			}

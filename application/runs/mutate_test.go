@@ -84,6 +84,20 @@ func TestCancelRunningOnPeerSetsFlag(t *testing.T) {
 	}
 }
 
+func TestCancelShardedWithNoShardRunningIsImmediate(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	id := h.submit(t, req(operator, baseConfig)).RunID
+	h.store.setStatus(id, run.Sharded)
+	h.store.noShardRunning = true
+
+	rec, immediate, err := h.svc.Cancel(context.Background(), operator, id)
+	require.NoError(t, err)
+	require.True(t, immediate, "the cancel ended the run")
+	require.Equal(t, "cancelled", rec.Status)
+	require.Equal(t, "cancelled", h.store.lastAudit().Details["outcome"])
+}
+
 func TestCancelRacingAClaimSignalsTheRun(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)

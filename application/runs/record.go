@@ -36,15 +36,28 @@ type Record struct {
 	TemplateID      string
 	TemplateVersion int
 	ShardCount      int
-	Stats           Stats
-	ErrorCode       string
-	ErrorMessage    string
-	LogLines        int
-	LogBytes        int64
-	CreatedAt       time.Time
-	ClaimedAt       time.Time // zero when never claimed
-	StartedAt       time.Time
-	FinishedAt      time.Time
+	// Shards counts the shards of a run that was split, by status (SPEC §2.9); nil for a
+	// run that never was. While the run is sharded its Stats are the sums over its shards.
+	Shards       *ShardSummary
+	Stats        Stats
+	ErrorCode    string
+	ErrorMessage string
+	LogLines     int
+	LogBytes     int64
+	CreatedAt    time.Time
+	ClaimedAt    time.Time // zero when never claimed
+	StartedAt    time.Time
+	FinishedAt   time.Time
+}
+
+// ShardSummary counts a sharded run's shards by status.
+type ShardSummary struct {
+	Total     int `json:"total"`
+	Pending   int `json:"pending"`
+	Running   int `json:"running"`
+	Completed int `json:"completed"`
+	Failed    int `json:"failed"`
+	Cancelled int `json:"cancelled"`
 }
 
 // Attempt is one claim of a run and how it ended.

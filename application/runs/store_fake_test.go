@@ -29,8 +29,11 @@ type fakeStore struct {
 	// claimBeforeCancel makes CancelQueued find the run already claimed (running), as
 	// when a member claims it between the service's read and its cancel.
 	claimBeforeCancel bool
-	createErr         error
-	auditErr          error
+	// noShardRunning makes RequestCancel of a sharded run end it, as the store does when
+	// none of its shards is running.
+	noShardRunning bool
+	createErr      error
+	auditErr       error
 	// ticks maps schedule\x00instant to the tick's run id ("" when skipped); term is the
 	// scheduler term tick writes must carry.
 	ticks map[string]string
@@ -248,6 +251,9 @@ func (s *fakeStore) RequestCancel(_ context.Context, id string) error {
 	}
 	r.CancelRequested = true
 	s.cancels = append(s.cancels, id)
+	if s.noShardRunning && r.Status == string(run.Sharded) {
+		r.Status = string(run.Cancelled) // every shard was pending: cancelled with the flag
+	}
 	return nil
 }
 

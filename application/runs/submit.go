@@ -25,7 +25,8 @@ const maxIdempotencyKeyLen = run.MaxRunKeyLen
 //  1. a draining server refuses (ErrDraining); the principal may submit for the tenant
 //     (ErrForbidden); the request fields are well formed (ErrInvalidRequest);
 //  2. the config loads with the network's restrictions on directives (refusals and
-//     config errors pass through with their paths); name, pool (request → config →
+//     config errors pass through with their paths), and a sharded config can run
+//     sharded (*pipeline.ShardRefusedError); name, pool (request → config →
 //     default) and admission (*pool.UnservedError) are decided, and live members of an
 //     older release must be able to run it (*StateFormatRefusedError,
 //     *PoolsUnsupportedError);
@@ -61,6 +62,9 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (SubmitResult, 
 	cfg, poolName, err := s.load(ctx, req, logical, zone)
 	if err != nil {
 		return SubmitResult{}, err
+	}
+	if r := pipeline.ShardRefusal(cfg, s.deps.Loader.Catalog); r != nil {
+		return SubmitResult{}, r
 	}
 	name := req.Name
 	if name == "" {

@@ -154,6 +154,10 @@ func TestSubmitRefusals(t *testing.T) {
 		{name: "invalid config", edit: func(r *runs.SubmitRequest) {
 			r.Config = []byte(strings.Replace(baseConfig, "count: 10", "count: ten\n      colour: red", 1))
 		}, is: []error{pipeline.ErrInvalidConfig}, inText: []string{"pipeline.source.config.count", "pipeline.source.config.colour"}},
+		{name: "sharded into a file sink", edit: func(r *runs.SubmitRequest) {
+			r.Config = []byte("version: 1\nname: orders\nshard: {count: 4}\npipeline:\n  source: {type: gen, config: {count: 10}}\n" +
+				"  sink: {type: out, config: {path: out.csv}}\n")
+		}, is: []error{pipeline.ErrShardRefused}, inText: []string{"several shards at once would clobber", "remove shard"}},
 		{name: "syntax error", edit: func(r *runs.SubmitRequest) { r.Config = []byte("version: [1\n") }, is: []error{pipeline.ErrInvalidConfig}},
 		{name: "empty config", edit: func(r *runs.SubmitRequest) { r.Config = nil }, is: []error{runs.ErrInvalidRequest}, path: "config"},
 		{name: "bad name", edit: func(r *runs.SubmitRequest) { r.Name = "Orders!" }, is: []error{runs.ErrInvalidRequest}, path: "name"},

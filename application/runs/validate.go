@@ -23,7 +23,7 @@ func (s *Service) Validate(ctx context.Context, p Principal, config []byte, para
 		return nil, err
 	}
 	warnings := []string{}
-	for _, w := range pipeline.RunWarnings(cfg) {
+	for _, w := range pipeline.RunWarnings(cfg, nil) {
 		warnings = append(warnings, s.redactString(w))
 	}
 	return warnings, nil

@@ -219,11 +219,18 @@ func (c *checker) state(n *Node, cfg *Config) {
 	}
 }
 
-// RunWarnings lists what `sluice run` and `sluice validate` ignore in c, one line each.
-func RunWarnings(c *Config) []string {
+// RunWarnings lists what `sluice run` and `sluice validate` ignore in c, one line each:
+// they never shard, so shard: is ignored and the refusals a server would answer with
+// (ShardRefusal, found through cat; nil skips them) are only warnings.
+func RunWarnings(c *Config, cat Catalog) []string {
 	var out []string
 	if c != nil && c.ShardCount > 1 {
 		out = append(out, fmt.Sprintf("shard: ignored by sluice run (count %d); the pipeline runs unsharded", c.ShardCount))
+		if r := ShardRefusal(c, cat); r != nil {
+			for _, why := range r.Reasons {
+				out = append(out, "shard: a server would refuse this config: "+why)
+			}
+		}
 	}
 	return out
 }

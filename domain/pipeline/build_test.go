@@ -260,9 +260,9 @@ func TestBuildDeferredLeaves(t *testing.T) {
 
 func TestRunWarnings(t *testing.T) {
 	t.Parallel()
-	require.Empty(t, pipeline.RunWarnings(&pipeline.Config{ShardCount: 1}))
-	require.Empty(t, pipeline.RunWarnings(nil))
-	w := pipeline.RunWarnings(&pipeline.Config{ShardCount: 8})
+	require.Empty(t, pipeline.RunWarnings(&pipeline.Config{ShardCount: 1}, nil))
+	require.Empty(t, pipeline.RunWarnings(nil, nil))
+	w := pipeline.RunWarnings(&pipeline.Config{ShardCount: 8}, nil)
 	require.Len(t, w, 1)
 	require.Contains(t, w[0], "shard: ignored by sluice run")
 	require.Contains(t, w[0], "runs unsharded")

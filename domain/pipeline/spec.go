@@ -61,6 +61,12 @@ type Spec struct {
 	ExactlyOnce bool
 	// Shardable is set by sources that can narrow a read to one shard (SPEC §6.2).
 	Shardable bool
+	// KeyRanges is set by shardable sources that split by integer key ranges of
+	// source.config.shard.key (the SQL sources); the others hash (files).
+	KeyRanges bool
+	// SingleObject is set by sinks that write one object (a file) which several writers
+	// at once would clobber: a sharded run is refused with such a sink (SPEC §6.3).
+	SingleObject bool
 	// Check adds cross-field rules (e.g. key required for upsert). path is the dotted
 	// path of the config block, for error messages. It sees the config after defaults.
 	Check func(role Role, cfg map[string]any, path string) Errors

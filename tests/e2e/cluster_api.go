@@ -59,7 +59,18 @@ type RunResource struct {
 		Code    string `json:"code"`
 		Message string `json:"message"`
 	} `json:"error"`
-	Attempts []Attempt `json:"attempts"`
+	Attempts []Attempt    `json:"attempts"`
+	Shards   *ShardCounts `json:"shards"`
+}
+
+// ShardCounts is the shards block of a sharded run's resource.
+type ShardCounts struct {
+	Total     int `json:"total"`
+	Pending   int `json:"pending"`
+	Running   int `json:"running"`
+	Completed int `json:"completed"`
+	Failed    int `json:"failed"`
+	Cancelled int `json:"cancelled"`
 }
 
 // Attempt is one claim of a run and how it ended.

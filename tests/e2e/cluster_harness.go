@@ -392,6 +392,9 @@ func (c *Cluster) WaitTerminal(t testing.TB, ids []string, within time.Duration)
 	return out
 }
 
+// Get reads a run from the first member that answers; ok is false when none does.
+func (c *Cluster) Get(id string) (RunResource, bool) { return c.tryGet(id) }
+
 // tryGet reads a run from the first member that answers.
 func (c *Cluster) tryGet(id string) (RunResource, bool) {
 	for _, m := range c.Members {

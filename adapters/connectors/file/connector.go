@@ -74,9 +74,13 @@ func New(opts ...Option) *Connector {
 // Spec declares the config keys of both roles.
 func (*Connector) Spec() pipeline.Spec {
 	return pipeline.Spec{
-		Type:        Type,
-		Roles:       pipeline.RoleBoth,
-		Description: "CSV or JSONL files. Source: a local path, a glob (files read in sorted order) or one http(s):// URL. Sink: a local path, written to a temp file and renamed on success.",
+		Type:  Type,
+		Roles: pipeline.RoleBoth,
+		// A glob source shards by path hash; the sink writes one file that concurrent
+		// shards would clobber.
+		Shardable:    true,
+		SingleObject: true,
+		Description:  "CSV or JSONL files. Source: a local path, a glob (files read in sorted order) or one http(s):// URL. Sink: a local path, written to a temp file and renamed on success.",
 		Fields: []pipeline.FieldSpec{
 			{Name: "path", Type: pipeline.FieldString, Required: true,
 				Description: "Source: a local path, a glob such as data/*.csv, or one http(s):// URL. Sink: a local path. Relative paths resolve against the config file's directory."},

@@ -86,6 +86,9 @@ func (c *Connector) OpenSource(ctx context.Context, req execute.ReadRequest) (ex
 	if s.inputs, err = c.inputs(ctx, req.BaseDir, p); err != nil {
 		return nil, err
 	}
+	if s.inputs, err = narrow(s.inputs, req.Shard); err != nil {
+		return nil, err
+	}
 	if inc := req.Incremental; inc != nil {
 		if inc.Cursor == "" {
 			return nil, fmt.Errorf("file: incremental replication needs a cursor column")

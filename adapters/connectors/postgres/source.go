@@ -50,6 +50,9 @@ func (c *Connector) OpenSource(ctx context.Context, req execute.ReadRequest) (ex
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
 	query, err := sqlspec.Query(req.Config)
+	if err == nil {
+		query, err = sqlspec.Narrow(query, req.Config, req.Shard, quote)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}

@@ -36,6 +36,7 @@ func Run(t *testing.T, h Harness) {
 		{"admission", admissionCases()},
 		{"lease", leaseCases()},
 		{"reclaim", reclaimCases()},
+		{"shards", shardCases()},
 		{"pools", poolCases()},
 		{"callbacks", callbackCases()},
 		{"misc", miscCases()},

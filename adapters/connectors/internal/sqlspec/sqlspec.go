@@ -25,6 +25,7 @@ func Fields(d Descriptions, extra ...pipeline.FieldSpec) []pipeline.FieldSpec {
 		{Name: "connection_url", Type: pipeline.FieldString, Required: true, Description: d.URL},
 	}
 	f = append(f, pipeline.SourceQueryFields()...)
+	f = append(f, ShardField)
 	f = append(f, pipeline.FieldSpec{Name: "table_name", Type: pipeline.FieldString, Role: pipeline.RoleSink, Required: true,
 		Description: d.Table})
 	f = append(f, extra...)
@@ -45,7 +46,7 @@ func Check(role pipeline.Role, c map[string]any, path string,
 		}
 	}
 	if role != pipeline.RoleSink {
-		return errs
+		return append(errs, checkShard(c, path)...)
 	}
 	errs = append(errs, pipeline.CheckWriteMode(c, path)...)
 	if err := sinkOptions(c); err != nil && err.Key != pipeline.KeyKey {
@@ -101,7 +102,8 @@ func String(c map[string]any, key, def string) (string, *OptionError) {
 	return s, nil
 }
 
-// Spec declares a SQL connector: both roles, exactly-once capable as a sink.
+// Spec declares a SQL connector: both roles, exactly-once capable as a sink, shardable
+// by key ranges as a source.
 func Spec(typ, description string, fields []pipeline.FieldSpec, check func(pipeline.Role, map[string]any, string) pipeline.Errors) pipeline.Spec {
 	return pipeline.Spec{
 		Type:        typ,
@@ -109,6 +111,8 @@ func Spec(typ, description string, fields []pipeline.FieldSpec, check func(pipel
 		Description: description,
 		Fields:      fields,
 		ExactlyOnce: true,
+		Shardable:   true,
+		KeyRanges:   true,
 		Check:       check,
 	}
 }

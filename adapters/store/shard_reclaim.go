@@ -1,0 +1,158 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/uptrace/bun"
+
+	"github.com/sluicehq/sluice/application/cluster"
+	"github.com/sluicehq/sluice/application/runs"
+	"github.com/sluicehq/sluice/domain/run"
+	"github.com/sluicehq/sluice/domain/shard"
+)
+
+// ReclaimShards ends the expired shard leases of any owner (by the database clock) with
+// the rules of shard.Requeue, or cancels the shard when its run's cancel was requested; a
+// shard that was the last unfinished one ends its run. Then, as the backstop of
+// FinishShard, it ends sharded runs that have no unfinished shard left. Each item is its
+// own transaction with the lock order of FinishShard.
+func (s *Store) ReclaimShards(ctx context.Context, build runs.CallbackBuilder) (cluster.ShardReclaim, error) {
+	var out cluster.ShardReclaim
+	var expired []struct {
+		RunID string `bun:"run_id"`
+		Index int    `bun:"shard_index"`
+	}
+	err := s.db.NewRaw(s.q(`SELECT run_id, shard_index FROM sluice_shards
+WHERE status = 'running' AND lease_expires_at <= {now} ORDER BY run_id, shard_index LIMIT ?`), reclaimBatch).
+		Scan(ctx, &expired)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return out, translate("find expired shard leases", err)
+	}
+	for _, x := range expired {
+		r, ok, err := s.reclaimShard(ctx, x.RunID, x.Index, build)
+		if err != nil {
+			return out, translate(fmt.Sprintf("reclaim shard %d of run %s", x.Index, x.RunID), err)
+		}
+		if ok {
+			out.Shards = append(out.Shards, r)
+		}
+	}
+	var stale []string
+	err = s.db.NewRaw(`SELECT id FROM sluice_runs r WHERE status = 'sharded'
+  AND NOT EXISTS (SELECT 1 FROM sluice_shards s WHERE s.run_id = r.id AND s.status IN ('pending', 'running'))
+ORDER BY id LIMIT ?`, reclaimBatch).Scan(ctx, &stale)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return out, translate("find sharded runs with every shard ended", err)
+	}
+	for _, id := range stale {
+		var status string
+		err := s.runInTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+			cancelled, err := s.lockParent(ctx, tx, id)
+			if errors.Is(err, run.ErrNotFound) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			status, err = s.settleParent(ctx, tx, id, cancelled, build)
+			return err
+		})
+		if err != nil {
+			return out, translate("end sharded run "+id, err)
+		}
+		if status != "" {
+			if out.Settled == nil {
+				out.Settled = map[string]string{}
+			}
+			out.Settled[id] = status
+		}
+	}
+	return out, nil
+}
+
+type shardRow struct {
+	RunID       string `bun:"run_id"`
+	Index       int    `bun:"shard_index"`
+	Pool        string `bun:"pool"`
+	Status      string `bun:"status"`
+	KeyLo       *int64 `bun:"key_lo"`
+	KeyHi       *int64 `bun:"key_hi"`
+	KeyNulls    bool   `bun:"key_nulls"`
+	Attempt     int    `bun:"attempt"`
+	MaxAttempts int    `bun:"max_attempts"`
+	Owner       string `bun:"owner"`
+	LeaseEpoch  int64  `bun:"lease_epoch"`
+	ClaimedAt   int64  `bun:"claimed_at"`
+}
+
+const shardRowColumns = "run_id, shard_index, pool, status, key_lo, key_hi, key_nulls, attempt, max_attempts, owner, lease_epoch, claimed_at"
+
+// snapshot rebuilds the domain state of a shard row, so the domain decides a reclaim.
+func (r shardRow) snapshot() shard.Snapshot {
+	rng := shard.Range{Index: r.Index}
+	if r.KeyLo != nil && r.KeyHi != nil {
+		rng.Lo, rng.Hi, rng.Nulls = *r.KeyLo, *r.KeyHi, r.KeyNulls
+	}
+	return shard.Snapshot{RunID: r.RunID, Index: r.Index, Pool: r.Pool, Range: rng, Status: shard.Status(r.Status),
+		Attempt: r.Attempt, MaxAttempts: r.MaxAttempts, Owner: r.Owner, ClaimedAt: fromMS(r.ClaimedAt)}
+}
+
+func (s *Store) reclaimShard(ctx context.Context, runID string, index int, build runs.CallbackBuilder) (cluster.ReclaimedShard, bool, error) {
+	res := cluster.ReclaimedShard{RunID: runID, Index: index}
+	found := false
+	err := s.runInTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		cancelled, err := s.lockParent(ctx, tx, runID)
+		if errors.Is(err, run.ErrNotFound) {
+			return nil // deleted meanwhile
+		}
+		if err != nil {
+			return err
+		}
+		var now int64
+		if err := tx.NewRaw(s.q("SELECT {now}")).Scan(ctx, &now); err != nil {
+			return err
+		}
+		var row shardRow
+		err = tx.NewRaw(s.q("SELECT "+shardRowColumns+` FROM sluice_shards
+WHERE run_id = ? AND shard_index = ? AND status = 'running' AND lease_expires_at <= {now}`+s.d.forUpdate),
+			runID, index).Scan(ctx, &row)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil // renewed, finished or reclaimed by a peer meanwhile
+		}
+		if err != nil {
+			return err
+		}
+		sh := shard.Rehydrate(row.snapshot())
+		if cancelled {
+			err = sh.Cancel(fromMS(now))
+		} else {
+			err = sh.Requeue(fromMS(now))
+		}
+		if err != nil {
+			return err
+		}
+		after := sh.Snapshot()
+		var code, msg string
+		if after.Error != nil {
+			code, msg = string(after.Error.Code), after.Error.Message
+		}
+		if _, err := tx.NewRaw(`UPDATE sluice_shards SET status = ?, error_code = ?, error_message = ?,
+  finished_at = ?, owner = NULL, owner_listen = NULL, lease_expires_at = NULL
+WHERE run_id = ? AND shard_index = ? AND lease_epoch = ?`,
+			string(after.Status), nullIfEmpty(code), nullIfEmpty(msg), msOrNull(after.FinishedAt),
+			runID, index, row.LeaseEpoch).Exec(ctx); err != nil {
+			return err
+		}
+		found = true
+		res.Outcome = reclaimOutcome(run.Status(after.Status))
+		if !after.Status.Terminal() {
+			return s.notifyWork(ctx, tx)
+		}
+		res.Parent, err = s.settleParent(ctx, tx, runID, cancelled, build)
+		return err
+	})
+	return res, found, err
+}

@@ -1,0 +1,197 @@
+package cluster_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sluicehq/sluice/application/cluster"
+	"github.com/sluicehq/sluice/application/execute"
+	"github.com/sluicehq/sluice/domain/run"
+	"github.com/sluicehq/sluice/domain/shard"
+)
+
+func shardedRun(id string, count int) cluster.Claimed {
+	c := claimed(id)
+	c.ShardCount = count
+	return c
+}
+
+func hashSlices(n int) []execute.ShardSlice {
+	out := make([]execute.ShardSlice, n)
+	for i := range out {
+		out[i] = execute.ShardSlice{Index: i, Count: n}
+	}
+	return out
+}
+
+func TestCoordinatorPlansTheRunAndHandsItToItsShards(t *testing.T) {
+	t.Parallel()
+	store := newFakeStore(shardedRun("r1", 4))
+	sh, pl := newFakeShards(), &fakePlanner{plan: hashSlices(4)}
+	runner := &fakeRunner{fn: succeed(1)}
+	start(t, store, runner, sharding(sh, pl, true))
+
+	require.Eventually(t, func() bool { _, ok := sh.plan("r1"); return ok }, waitFor, tick)
+	plan, _ := sh.plan("r1")
+	require.Equal(t, hashSlices(4), plan)
+	require.Equal(t, []int{4}, pl.counts, "the planner is asked for shard.count shards")
+	time.Sleep(50 * time.Millisecond) // let a wrong finish or hand-back show up
+	require.Zero(t, runner.started.Load(), "the coordinator moves no row itself")
+	_, finishedRun := store.outcome("r1")
+	_, handedBack := store.handBack("r1")
+	require.False(t, finishedRun || handedBack, "the run belongs to its shards now")
+}
+
+func TestShardedConfigRunsWholeWithoutClusterOrWithAnUnsplittableSource(t *testing.T) {
+	t.Parallel()
+	cases := map[string]struct {
+		on   bool
+		warn string
+	}{
+		"no --cluster":         {false, "shard: ignored without --cluster"},
+		"unsplittable (a URL)": {true, "shard: ignored because this source cannot be split"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			store := newFakeStore(shardedRun("r1", 4))
+			sh, pl := newFakeShards(), &fakePlanner{}
+			runner := &fakeRunner{fn: succeed(3)}
+			start(t, store, runner, sharding(sh, pl, tc.on))
+
+			o := finished(t, store, "r1")
+			require.Equal(t, string(run.Completed), o.Status)
+			require.Nil(t, runner.job(0).Shard, "the run reads its whole source")
+			_, planned := sh.plan("r1")
+			require.False(t, planned)
+			var lines []string
+			for _, l := range o.Logs {
+				lines = append(lines, l.Level+" "+l.Message)
+			}
+			require.Contains(t, strings.Join(lines, "\n"), "WARN "+tc.warn)
+		})
+	}
+}
+
+func TestABadShardKeyFailsTheRun(t *testing.T) {
+	t.Parallel()
+	store := newFakeStore(shardedRun("r1", 4))
+	pl := &fakePlanner{err: &execute.Failure{Code: run.CodeShardKeyInvalid, Role: execute.RoleSource, Connector: "postgres",
+		Err: fmt.Errorf("plan shards: %w: source.config.shard.key \"name\" is a text column", execute.ErrShardKey)}}
+	runner := &fakeRunner{fn: succeed(1)}
+	start(t, store, runner, sharding(newFakeShards(), pl, true))
+
+	o := finished(t, store, "r1")
+	require.Equal(t, string(run.Failed), o.Status)
+	require.Equal(t, string(run.CodeShardKeyInvalid), o.ErrorCode)
+	require.Contains(t, o.ErrorMessage, `shard.key "name"`)
+	require.Zero(t, runner.started.Load())
+}
+
+func TestShardsRunNarrowedUnderTheirOwnStateKeys(t *testing.T) {
+	t.Parallel()
+	store := newFakeStore()
+	sh := newFakeShards()
+	sh.addShards(shardedRun("r2", 3), 3)
+	runner := &fakeRunner{fn: succeed(5)}
+	h := start(t, store, runner, sharding(sh, &fakePlanner{}, true))
+
+	for i := range 3 {
+		require.Eventually(t, func() bool { _, ok := sh.outcome(cluster.ShardRef{RunID: "r2", Index: i}); return ok }, waitFor, tick)
+		o, _ := sh.outcome(cluster.ShardRef{RunID: "r2", Index: i})
+		require.Equal(t, string(run.Completed), o.Status)
+		require.Equal(t, int64(5), o.Stats.RowsWritten)
+	}
+	keys := map[string]int{}
+	for i := range 3 {
+		j := runner.job(i)
+		require.NotNil(t, j.Shard)
+		require.Equal(t, 3, j.Shard.Count)
+		keys[j.StateKey] = j.Shard.Index
+	}
+	require.Equal(t, map[string]int{"r2::0": 0, "r2::1": 1, "r2::2": 2}, keys, "state key {run_id}::{shard_index}")
+	_, finishedRun := store.outcome("r2")
+	require.False(t, finishedRun, "shards never finish their run through the run's own lease")
+	h.metrics.mu.Lock()
+	defer h.metrics.mu.Unlock()
+	require.Equal(t, []string{"completed/ok"}, h.metrics.finished, "the run is counted once, when its last shard ends")
+}
+
+func TestShardsAndRunsShareOneCapacityShardsFirst(t *testing.T) {
+	t.Parallel()
+	store := newFakeStore(claimed("run-a"), claimed("run-b"))
+	sh := newFakeShards()
+	sh.addShards(shardedRun("r3", 3), 3)
+	runner := &fakeRunner{fn: untilCancelled(1)}
+	h := start(t, store, runner, sharding(sh, &fakePlanner{}, true))
+
+	require.Eventually(t, func() bool { return runner.started.Load() == 4 }, waitFor, tick)
+	require.Equal(t, 4, h.member.InFlight())
+	store.with(func() {
+		require.Equal(t, 1, store.claimCalls[0], "runs fill what the shards left of the capacity")
+		require.Len(t, store.pending, 1)
+	})
+	shards := 0
+	for i := range 4 {
+		if runner.job(i).Shard != nil {
+			shards++
+		}
+	}
+	require.Equal(t, 3, shards, "the three shards were claimed before the runs")
+}
+
+func TestAShardWhoseRenewalFailsIsStoppedAndDiscarded(t *testing.T) {
+	t.Parallel()
+	sh := newFakeShards()
+	sh.addShards(shardedRun("r5", 1), 1)
+	sh.notRenewed[0] = true
+	runner := &fakeRunner{fn: untilCancelled(2)}
+	start(t, newFakeStore(), runner, sharding(sh, &fakePlanner{}, true))
+
+	require.Eventually(t, func() bool {
+		runner.mu.Lock()
+		defer runner.mu.Unlock()
+		return len(runner.jobs) == 1 && runner.active == 0
+	}, waitFor, tick, "the renewal that lost the lease stops the shard")
+	time.Sleep(20 * time.Millisecond)
+	_, ok := sh.outcome(cluster.ShardRef{RunID: "r5", Index: 0})
+	require.False(t, ok, "a shard whose lease is gone writes no result")
+}
+
+func TestCancelOfARunStopsItsShardsHere(t *testing.T) {
+	t.Parallel()
+	sh := newFakeShards()
+	sh.addShards(shardedRun("r4", 2), 2)
+	runner := &fakeRunner{fn: untilCancelled(1)}
+	h := start(t, newFakeStore(), runner, sharding(sh, &fakePlanner{}, true))
+
+	require.Eventually(t, func() bool { return runner.started.Load() == 2 }, waitFor, tick)
+	require.True(t, h.member.CancelLocal("r4"))
+	for i := range 2 {
+		require.Eventually(t, func() bool { _, ok := sh.outcome(cluster.ShardRef{RunID: "r4", Index: i}); return ok }, waitFor, tick)
+		o, _ := sh.outcome(cluster.ShardRef{RunID: "r4", Index: i})
+		require.Equal(t, string(run.Cancelled), o.Status)
+	}
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	require.Equal(t, "cancelled", sh.ended["r4"])
+}
+
+func TestShardSlicesCoverTheKeyRange(t *testing.T) {
+	t.Parallel()
+	// The member hands each shard's slice to the runner unchanged.
+	r := shard.Range{Index: 1, Lo: 11, Hi: 20}
+	sh := newFakeShards()
+	sh.addShards(shardedRun("r6", 2), 1)
+	sh.pending[0].Slice = execute.ShardSlice{Index: 1, Count: 2, Range: &r}
+	sh.pending[0].Ref.Index = 1
+	runner := &fakeRunner{fn: succeed(1)}
+	start(t, newFakeStore(), runner, sharding(sh, &fakePlanner{}, true))
+	require.Eventually(t, func() bool { return runner.started.Load() == 1 }, waitFor, tick)
+	require.Equal(t, &execute.ShardSlice{Index: 1, Count: 2, Range: &r}, runner.job(0).Shard)
+	require.Equal(t, "r6::1", runner.job(0).StateKey)
+}

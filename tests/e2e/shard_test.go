@@ -1,0 +1,168 @@
+package e2e_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sluicehq/sluice/tests/e2e"
+	"github.com/sluicehq/sluice/tests/testdb"
+)
+
+// Cluster Mode B end to end (SPEC §6): three `sluice serve --cluster` members on one
+// PostgreSQL history split a PostgreSQL → PostgreSQL upsert into 8 key-range shards.
+
+// shardedConfig copies src into dst by upsert, split count ways by the column key.
+func shardedConfig(name, query, key string, count int) string {
+	return fmt.Sprintf(`version: 1
+name: %s
+shard: {count: %d}
+pipeline:
+  source:
+    type: postgres
+    config: {connection_url: "${env:SRC_URL}", query: %q, shard: {key: %s}, batch_size: 1000}
+  sink:
+    type: postgres
+    config: {connection_url: "${env:DST_URL}", table_name: dst, write_mode: upsert, key: [id]}
+`, name, count, query, key)
+}
+
+// shardCluster starts three members that can reach the source and sink databases.
+func shardCluster(t *testing.T, src, dst *pgSchema, ttl int) *e2e.Cluster {
+	t.Helper()
+	cfg := clusterConfig(testdb.Postgres(t), ttl)
+	cfg.Env = map[string]string{"SRC_URL": src.url, "DST_URL": dst.url}
+	return e2e.StartCluster(t, 3, cfg, nil)
+}
+
+// requireExactCopy checks dst holds every row of src exactly once, unchanged.
+func requireExactCopy(t *testing.T, src, dst *pgSchema, rows int) {
+	t.Helper()
+	require.Equal(t, int64(rows), src.int(t, "SELECT count(*) FROM src"))
+	require.Equal(t, int64(rows), dst.int(t, "SELECT count(*) FROM dst"))
+	require.Equal(t, int64(rows), dst.int(t, "SELECT count(DISTINCT id) FROM dst"))
+	require.Zero(t, dst.int(t, "SELECT count(*) FROM dst WHERE name <> 'name-' || id"), "values arrive unchanged")
+}
+
+func shardsClaimed(t *testing.T, c *e2e.Cluster, skip *e2e.Member) float64 {
+	t.Helper()
+	var n float64
+	for _, m := range c.Members {
+		if m != skip {
+			n += metricSum(m.Metrics(t), "sluice_serve_shards_claimed_total")
+		}
+	}
+	return n
+}
+
+// A table sharded 8 ways over three members lands in the sink exactly once, NULL keys
+// included, and the run ends completed with its shards counted.
+func TestShardedRunAcrossThreeMembers(t *testing.T) {
+	t.Parallel()
+	rows := e2e.Rows(t, 100000)
+	src, dst := newPGSchema(t), newPGSchema(t)
+	// Every 97th row has a NULL shard key: exactly one shard reads those.
+	src.exec(t, fmt.Sprintf(`CREATE TABLE src AS SELECT g::bigint AS id,
+		CASE WHEN g %% 97 = 0 THEN NULL ELSE g * 3 END AS k, 'name-' || g AS name
+		FROM generate_series(1, %d) g`, rows))
+	dst.exec(t, `CREATE TABLE dst (id bigint PRIMARY KEY, k bigint, name text)`)
+	c := shardCluster(t, src, dst, 5)
+
+	start := time.Now()
+	id := c.Members[1].MustSubmit(t, e2e.SubmitRequest{Config: shardedConfig("sharded-copy", "SELECT id, k, name FROM src", "k", 8)})
+	r := c.WaitTerminal(t, []string{id}, 3*time.Minute)[id]
+	t.Logf("%d rows in 8 shards over 3 members: %s", rows, time.Since(start).Round(time.Millisecond))
+	require.Equal(t, "completed", r.Status, "%+v", r.Error)
+	require.NotNil(t, r.Shards)
+	require.Equal(t, e2e.ShardCounts{Total: 8, Completed: 8}, *r.Shards)
+	require.Equal(t, int64(rows), r.Stats.RowsWritten)
+	requireExactCopy(t, src, dst, rows)
+	require.Equal(t, float64(8), shardsClaimed(t, c, nil), "each shard is claimed once")
+	require.Len(t, r.Attempts, 1)
+	require.Equal(t, "completed", *r.Attempts[0].Outcome)
+
+	// A sharded run into a file sink is refused at submit, saying what to change.
+	status, out := c.Members[0].Submit(t, e2e.SubmitRequest{Config: `version: 1
+name: sharded-file
+shard: {count: 4}
+pipeline:
+  source: {type: postgres, config: {connection_url: "${env:SRC_URL}", query: "SELECT id FROM src", shard: {key: id}}}
+  sink: {type: file, config: {path: /tmp/never-written.csv}}
+`})
+	require.Equal(t, 422, status)
+	require.Equal(t, "shard_refused", out.Error.Code)
+	require.Contains(t, out.Error.Message, "write to a SQL sink or remove shard")
+}
+
+// A member killed while it executes shards: their leases expire, peers reclaim and run
+// them again, and the sink still ends with every row exactly once.
+func TestShardedRunSurvivesKill(t *testing.T) {
+	t.Parallel()
+	rows := e2e.Rows(t, 100000)
+	src, dst := newPGSchema(t), newPGSchema(t)
+	slowSource(t, src, rows, 6*time.Second)
+	dst.exec(t, `CREATE TABLE dst (id bigint PRIMARY KEY, name text, amount numeric, at timestamptz)`)
+	c := shardCluster(t, src, dst, 3)
+
+	id := c.Members[1].MustSubmit(t, e2e.SubmitRequest{Config: shardedConfig("sharded-kill",
+		"SELECT id, name, amount, at FROM src WHERE slow(id)", "id", 8)})
+	var victim *e2e.Member
+	require.Eventually(t, func() bool {
+		r, ok := c.Get(id)
+		if !ok || r.Status != "sharded" || r.Shards == nil || r.Shards.Running == 0 {
+			return false
+		}
+		for _, m := range c.Members {
+			if m.InFlight() > 0 {
+				victim = m
+				return true
+			}
+		}
+		return false
+	}, time.Minute, 10*time.Millisecond, "some member executes shards")
+	victim.Kill(t)
+
+	living := []*e2e.Member{}
+	for _, m := range c.Members {
+		if m != victim {
+			living = append(living, m)
+		}
+	}
+	c.Members = living // WaitTerminal asks the living
+	r := c.WaitTerminal(t, []string{id}, 3*time.Minute)[id]
+	require.Equal(t, "completed", r.Status, "%+v", r.Error)
+	require.Equal(t, e2e.ShardCounts{Total: 8, Completed: 8}, *r.Shards)
+	requireExactCopy(t, src, dst, rows)
+	var reclaimed float64
+	for _, m := range c.Members {
+		reclaimed += metricSum(m.Metrics(t), "sluice_serve_shards_reclaimed_total", `outcome="requeued"`)
+	}
+	require.Positive(t, reclaimed, "the killed member's shards were reclaimed")
+}
+
+// Cancel of a sharded run ends it cancelled: pending shards at once, running ones at a
+// page boundary.
+func TestShardedRunCancel(t *testing.T) {
+	t.Parallel()
+	rows := e2e.Rows(t, 100000)
+	src, dst := newPGSchema(t), newPGSchema(t)
+	slowSource(t, src, rows, 20*time.Second)
+	dst.exec(t, `CREATE TABLE dst (id bigint PRIMARY KEY, name text, amount numeric, at timestamptz)`)
+	c := shardCluster(t, src, dst, 5)
+
+	m := c.Members[2]
+	id := m.MustSubmit(t, e2e.SubmitRequest{Config: shardedConfig("sharded-cancel",
+		"SELECT id, name, amount, at FROM src WHERE slow(id)", "id", 16)})
+	m.WaitRun(t, id, time.Minute, "sharded with shards running", func(r e2e.RunResource) bool {
+		return r.Status == "sharded" && r.Shards != nil && r.Shards.Running > 0 && r.Shards.Pending > 0
+	})
+	require.Contains(t, []int{200, 202}, m.Cancel(t, id))
+	r := c.WaitTerminal(t, []string{id}, time.Minute)[id]
+	require.Equal(t, "cancelled", r.Status)
+	require.Equal(t, 16, r.Shards.Total)
+	require.Zero(t, r.Shards.Pending+r.Shards.Running)
+	require.Positive(t, r.Shards.Cancelled)
+	require.Less(t, dst.int(t, "SELECT count(*) FROM dst"), int64(rows), "the cancel stopped the copy")
+}
