@@ -301,6 +301,7 @@ func provideHandler(s *serveSettings, p *process, log *slog.Logger, svc *runs.Se
 		Runs:           svc,
 		Templates:      tpl,
 		Schedules:      sch,
+		Backfills:      sch,
 		Health:         h,
 		Metrics:        clusterMetrics(s, m, view),
 		Connectors:     reg,

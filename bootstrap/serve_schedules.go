@@ -8,16 +8,20 @@ import (
 
 	"github.com/sluicehq/sluice/adapters/metrics"
 	"github.com/sluicehq/sluice/adapters/store"
+	"github.com/sluicehq/sluice/application/runs"
 	"github.com/sluicehq/sluice/application/scheduling"
 	"github.com/sluicehq/sluice/application/templates"
 )
 
-// provideSchedules builds the schedule use-cases over the template entry point, so tick
-// runs take the one submit funnel.
-func provideSchedules(s *serveSettings, log *slog.Logger, st *store.Store, tpl *templates.Service, m *metrics.Metrics) *scheduling.Service {
+// provideSchedules builds the schedule and backfill use-cases over the template entry
+// point and the run service, so their runs take the one submit funnel.
+func provideSchedules(s *serveSettings, log *slog.Logger, st *store.Store, tpl *templates.Service, svc *runs.Service,
+	m *metrics.Metrics,
+) *scheduling.Service {
 	return scheduling.New(scheduling.Deps{
 		Store:     st,
 		Templates: tpl,
+		Runs:      svc,
 		Sealer:    runsSealer(s),
 		Log:       log,
 		Metrics:   m,

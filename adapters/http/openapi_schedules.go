@@ -1,6 +1,6 @@
 package http
 
-// schedulePaths documents the schedule routes (SPEC §9.1, §9.2).
+// schedulePaths documents the schedule and backfill routes (SPEC §9.1, §9.2, §9.4).
 func schedulePaths() obj {
 	sid := param("id", "path", "the schedule id", typ("string", ""))
 	tid := param("id", "path", "the template id", typ("string", ""))
@@ -11,7 +11,14 @@ func schedulePaths() obj {
 		"invalid_body", "body_too_large", "not_found", "invalid_config", "vault_key_required", "history_unavailable")
 	create["requestBody"] = obj{"required": true, "content": obj{"application/json": obj{"schema": ref("ScheduleRequest")}}}
 
+	backfill := op("Run a template or config once per window of a time range", nil,
+		obj{"202": jsonBody(ref("BackfillResponse"), "one run per window; posting the same backfill again answers the same runs")},
+		"invalid_body", "body_too_large", "not_found", "invalid_config", "directive_refused", "pool_unserved",
+		"vault_key_required", "queue_full", "draining", "history_unavailable")
+	backfill["requestBody"] = obj{"required": true, "content": obj{"application/json": obj{"schema": ref("BackfillRequest")}}}
+
 	return obj{
+		"/v1/backfill":                 obj{"post": backfill},
 		"/v1/templates/{id}/schedules": obj{"post": create},
 		"/v1/schedules": obj{"get": op("List schedules, oldest first", nil,
 			obj{"200": jsonBody(ref("SchedulesResponse"), "every schedule")}, "invalid_body", "history_unavailable")},
@@ -78,6 +85,21 @@ func scheduleSchemas() obj {
 	preview := obj{"cron": str("the expression, normalised"), "timezone": str(""), "from": timestamp(""),
 		"instants": obj{"type": "array", "items": ref("PreviewInstant")}}
 	list := obj{"schedules": obj{"type": "array", "items": ref("Schedule")}}
+	bfReq := obj{
+		"template": str("a template id (or give config)"),
+		"config": obj{"oneOf": []any{str("the pipeline as YAML or JSON text"),
+			obj{"type": "object", "description": "the pipeline as a JSON object"}}},
+		"params":     obj{"type": "object", "description": "template params"},
+		"from":       obj{"type": "string", "format": "date-time", "description": "start of the first window (RFC 3339)"},
+		"to":         obj{"type": "string", "format": "date-time", "description": "end of the last window (RFC 3339)"},
+		"window":     str("ISO 8601 duration stepped in wall time, e.g. P1D, PT6H, P1M; at most 10,000 windows"),
+		"timezone":   str("IANA zone the windows step in; default the server's --timezone"),
+		"pool":       str("the pool its runs execute in"),
+		"max_active": obj{"type": "integer", "minimum": 1, "maximum": 1000, "default": 1},
+	}
+	bfRun := obj{"run_id": str(""), "start": timestamp("window start, inclusive"), "end": timestamp("window end, exclusive")}
+	bfResp := obj{"backfill_id": str("the same for the same request; its runs carry the label backfill_id"),
+		"runs": obj{"type": "array", "items": ref("BackfillRun")}}
 	return obj{
 		"ScheduleRequest":   closedObject([]string{"cron"}, request),
 		"Schedule":          closedObject(propNames(sched), sched),
@@ -86,5 +108,8 @@ func scheduleSchemas() obj {
 		"PreviewInstant":    closedObject(propNames(instant), instant),
 		"SchedulePreview":   closedObject(propNames(preview), preview),
 		"SchedulesResponse": closedObject(propNames(list), list),
+		"BackfillRequest":   closedObject([]string{"from", "to", "window"}, bfReq),
+		"BackfillRun":       closedObject(propNames(bfRun), bfRun),
+		"BackfillResponse":  closedObject(propNames(bfResp), bfResp),
 	}
 }

@@ -54,6 +54,7 @@ func Permissions() []Permission {
 		{http.MethodPost, "/v1/schedules/:id/pause", runs.Operator, false},
 		{http.MethodPost, "/v1/schedules/:id/resume", runs.Operator, false},
 		{http.MethodPost, "/v1/templates/:id/schedules", runs.Admin, false},
+		{http.MethodPost, "/v1/backfill", runs.Operator, false},
 		{http.MethodDelete, "/v1/schedules/:id", runs.Admin, false},
 		// A tenant principal may use its own tenant's route at any role (the check above);
 		// untenanted principals need operator.

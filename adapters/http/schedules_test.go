@@ -243,3 +243,49 @@ func TestSchedulesNotServed(t *testing.T) {
 	code, _, _ := errorOf(t, rec)
 	require.Equal(t, "not_found", code)
 }
+
+type fakeBackfills struct{ got []scheduling.BackfillRequest }
+
+func (f *fakeBackfills) Backfill(_ context.Context, _ runs.Principal, r scheduling.BackfillRequest) (*scheduling.Backfill, error) {
+	f.got = append(f.got, r)
+	start := r.From
+	return &scheduling.Backfill{ID: "bf-1", Runs: []scheduling.BackfillRun{{RunID: "r-1", Start: start, End: start.Add(24 * time.Hour)}}}, nil
+}
+
+func TestBackfillRoute(t *testing.T) {
+	t.Parallel()
+	f := &fakeBackfills{}
+	e := newEnv(t, func(_ *sluicehttp.Config, d *sluicehttp.Deps) { d.Backfills = f })
+	doc := openAPIDoc(t, e)
+	samples := map[string]any{"template": "orders", "config": nil, "params": map[string]any{"n": 2}, "from": "2026-03-01T00:00:00Z",
+		"to": "2026-03-02T00:00:00+01:00", "window": "P1D", "timezone": "Europe/Berlin", "pool": "gpu", "max_active": 2}
+	body := map[string]any{}
+	for _, p := range schemaProps(t, doc, "BackfillRequest") {
+		v, ok := samples[p]
+		require.True(t, ok, "no sample for documented field %q", p)
+		body[p] = v
+	}
+	require.Len(t, body, len(samples))
+	rec := e.do(t, http.MethodPost, "/v1/backfill", operatorToken, body)
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+	got := f.got[0]
+	require.Equal(t, "orders", got.Template)
+	require.Nil(t, got.Config)
+	require.Equal(t, map[string]string{"n": "2"}, got.Params)
+	require.True(t, time.Date(2026, 3, 1, 23, 0, 0, 0, time.UTC).Equal(got.To))
+	require.Equal(t, 2, *got.MaxActive)
+	answer := decode(t, rec)
+	require.Equal(t, schemaProps(t, doc, "BackfillResponse"), keys(answer))
+	require.Equal(t, schemaProps(t, doc, "BackfillRun"), keys(answer["runs"].([]any)[0].(map[string]any)))
+	require.Equal(t, "2026-03-02T00:00:00Z", answer["runs"].([]any)[0].(map[string]any)["end"])
+
+	rec = e.do(t, http.MethodPost, "/v1/backfill", operatorToken, map[string]any{"config": map[string]any{"version": 1}, "from": "x"})
+	require.Equal(t, http.StatusBadRequest, rec.Code)
+	_, msg, _ := errorOf(t, rec)
+	require.Contains(t, msg, `"from"`)
+	rec = e.do(t, http.MethodPost, "/v1/backfill", operatorToken, map[string]any{"config": 7})
+	require.Equal(t, http.StatusBadRequest, rec.Code, "a config must be text or an object")
+	require.Equal(t, http.StatusForbidden, e.do(t, http.MethodPost, "/v1/backfill", viewerToken, body).Code)
+	require.Len(t, f.got, 1, "refused requests reach no service")
+	require.Equal(t, http.StatusNotFound, newEnv(t).do(t, http.MethodPost, "/v1/backfill", operatorToken, body).Code)
+}

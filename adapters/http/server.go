@@ -41,7 +41,9 @@ type Deps struct {
 	// Templates serves /v1/templates and the tenant template route; nil: no such routes.
 	Templates TemplateService
 	// Schedules serves /v1/schedules and the template schedule route; nil: no such routes.
-	Schedules      ScheduleService
+	Schedules ScheduleService
+	// Backfills serves POST /v1/backfill; nil: no such route.
+	Backfills      BackfillService
 	Health         Health
 	Metrics        http.Handler
 	Connectors     Connectors
@@ -137,6 +139,7 @@ func (s *server) routes(e *gin.Engine) {
 	v1.POST("/schedules/:id/pause", s.withSchedules(s.pauseSchedule))
 	v1.POST("/schedules/:id/resume", s.withSchedules(s.resumeSchedule))
 	v1.GET("/schedules/:id/ticks", s.withSchedules(s.scheduleTicks))
+	v1.POST("/backfill", s.withBackfills(s.backfill))
 	v1.GET("/change-requests", s.withApprovals(s.listChangeRequests))
 	v1.POST("/change-requests/:id/approve", s.withApprovals(s.approveChangeRequest))
 	v1.POST("/change-requests/:id/reject", s.withApprovals(s.rejectChangeRequest))

@@ -99,11 +99,18 @@ func (s *Store) createInTx(ctx context.Context, tx bun.Tx, rec *runs.Record, ide
 		}
 	}
 	if rec.Serial && status == string(run.Pending) {
-		busy, err := s.pipelineBusy(ctx, tx, rec.Tenant, rec.Name)
-		if err != nil {
+		// Behind runs already waiting, or when the key's active runs fill max_active.
+		var load struct {
+			Queued int `bun:"queued"`
+			Active int `bun:"active"`
+		}
+		if err := tx.NewRaw(`SELECT COALESCE(SUM(CASE WHEN status = 'queued' THEN 1 ELSE 0 END), 0) AS queued,
+  COALESCE(SUM(CASE WHEN status = 'queued' THEN 0 ELSE 1 END), 0) AS active
+FROM sluice_runs WHERE tenant = ? AND name = ? AND status IN ('queued', 'pending', 'running', 'sharded')`,
+			rec.Tenant, rec.Name).Scan(ctx, &load); err != nil {
 			return runs.CreateResult{}, err
 		}
-		if busy {
+		if load.Queued > 0 || load.Active >= max(rec.MaxActive, 1) {
 			status = string(run.Queued)
 		}
 	}
@@ -188,11 +195,11 @@ func (s *Store) insertRun(ctx context.Context, tx bun.Tx, rec *runs.Record, stat
 		shards = 1
 	}
 	if _, err := tx.NewRaw(`INSERT INTO sluice_runs (id, name, tenant, pool, status, labels, trigger_kind,
-  run_key, run_date, logical_at, serial, max_attempts, timeout_secs, config, config_sealed, callback,
+  run_key, run_date, logical_at, serial, max_active, max_attempts, timeout_secs, config, config_sealed, callback,
   template_id, template_version, shard_count, created_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		rec.ID, rec.Name, rec.Tenant, rec.Pool, status, labels, rec.TriggerKind,
-		nullIfEmpty(rec.RunKey), rec.RunDate, logicalMS(rec), rec.Serial, maxAttempts,
+		nullIfEmpty(rec.RunKey), rec.RunDate, logicalMS(rec), rec.Serial, max(rec.MaxActive, 1), maxAttempts,
 		nullIfZero(rec.TimeoutSecs), rec.Config, rec.ConfigSealed, callback,
 		nullIfEmpty(rec.TemplateID), nullIfZero(rec.TemplateVersion), shards,
 		rec.CreatedAt.UnixMilli()).Exec(ctx); err != nil {

@@ -13,7 +13,7 @@ import (
 // runColumns are the sluice_runs columns a Record is read from, in runRow order.
 var runColumns = []string{
 	"id", "name", "tenant", "pool", "status", "labels", "trigger_kind", "run_key", "run_date",
-	"logical_at", "serial", "attempt", "max_attempts", "attempts", "owner", "owner_listen",
+	"logical_at", "serial", "max_active", "attempt", "max_attempts", "attempts", "owner", "owner_listen",
 	"lease_epoch", "lease_expires_at", "cancel_requested", "timeout_secs", "config",
 	"config_sealed", "callback", "template_id", "template_version", "shard_count",
 	"rows_read", "rows_written", "pages", "bytes", "elapsed_ms", "error_code", "error_message",
@@ -41,6 +41,7 @@ type runRow struct {
 	RunDate         string `bun:"run_date"`
 	LogicalAt       int64  `bun:"logical_at"`
 	Serial          bool   `bun:"serial"`
+	MaxActive       int    `bun:"max_active"`
 	Attempt         int    `bun:"attempt"`
 	MaxAttempts     int    `bun:"max_attempts"`
 	Attempts        string `bun:"attempts"`
@@ -84,7 +85,7 @@ func (r *runRow) record() (*runs.Record, error) {
 	rec := &runs.Record{
 		ID: r.ID, Name: r.Name, Tenant: r.Tenant, Pool: r.Pool, Status: r.Status,
 		TriggerKind: r.TriggerKind, RunKey: r.RunKey, RunDate: r.RunDate,
-		LogicalAt: fromMS(r.LogicalAt), Serial: r.Serial, Attempt: r.Attempt,
+		LogicalAt: fromMS(r.LogicalAt), Serial: r.Serial, MaxActive: r.MaxActive, Attempt: r.Attempt,
 		MaxAttempts: r.MaxAttempts, Owner: r.Owner, OwnerListen: r.OwnerListen,
 		LeaseEpoch: r.LeaseEpoch, LeaseExpiresAt: fromMS(r.LeaseExpiresAt),
 		CancelRequested: r.CancelRequested, TimeoutSecs: r.TimeoutSecs, Config: r.Config,

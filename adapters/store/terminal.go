@@ -56,9 +56,9 @@ VALUES (?, ?, ?, 0, {now}, {now})`), rec.ID, url, string(payload)).Exec(ctx); er
 	return s.promote(ctx, tx, rec.Tenant, rec.Name)
 }
 
-// promote moves the oldest queued run of (tenant, name) to pending once no run of the
-// key is active any more. Several non-serial runs of one key may be active at once; the
-// queued run waits for the last of them.
+// promote moves the oldest queued run of (tenant, name) to pending once fewer runs of
+// the key are active than its max_active (1 but for backfills). Several non-serial runs
+// of one key may be active at once; the queued run waits until enough of them ended.
 //
 // Terminal transitions hold only the key's shared lock, so the last two active runs can
 // end side by side. Locking the queued row first makes those two take turns exactly
@@ -75,8 +75,8 @@ ORDER BY id LIMIT 1`+s.d.forUpdate, tenant, name).Scan(ctx, &ids); err != nil &&
 	}
 	res, err := tx.NewRaw(`UPDATE sluice_runs SET status = 'pending'
 WHERE id = ? AND status = 'queued'
-  AND NOT EXISTS (SELECT 1 FROM sluice_runs
-                  WHERE tenant = ? AND name = ? AND status IN ('pending', 'running', 'sharded'))`,
+  AND (SELECT count(*) FROM sluice_runs
+       WHERE tenant = ? AND name = ? AND status IN ('pending', 'running', 'sharded')) < max_active`,
 		ids[0], tenant, name).Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("promote queued run: %w", err)

@@ -164,6 +164,7 @@ func (m *Member) execute(e *execution, log *slog.Logger) (res result) {
 		AllowFileDirs: m.cfg.AllowFileDirs,
 		Logical:       c.LogicalAt,
 		Zone:          m.cfg.Zone,
+		RunDate:       c.RunDate,
 	})
 	if err == nil && cfg == nil {
 		err = errors.New("the loader returned no config")

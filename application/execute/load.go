@@ -59,11 +59,14 @@ type Redactor interface {
 
 // LoadOptions are the per-load inputs of directive resolution.
 type LoadOptions struct {
-	BaseDir  string            // ${file:} relative paths resolve here
-	Params   map[string]string // supplied template params, raw text
-	Logical  time.Time         // the run's logical instant (${now.*})
-	Zone     *time.Location    // run_date zone; nil = UTC
-	Backfill *Window           // ${backfill.start|end}; nil makes those directives errors
+	BaseDir string            // ${file:} relative paths resolve here
+	Params  map[string]string // supplied template params, raw text
+	Logical time.Time         // the run's logical instant (${now.*})
+	Zone    *time.Location    // run_date zone; nil = UTC
+	// RunDate is the stored run_date of the run being executed; when set, ${now.date} is
+	// it, so a run whose date was taken in a schedule's zone keeps that date on every member.
+	RunDate  string
+	Backfill *Window // ${backfill.start|end}; nil makes those directives errors
 	// Network marks a config that came over the network (serve): ${env:}/${secret:} of
 	// SLUICE_* names are refused, and ${file:} outside AllowFileDirs.
 	Network       bool
@@ -396,6 +399,9 @@ func (r *resolution) now(path string, n *pipeline.Node, d pipeline.Directive) (s
 	}
 	switch d.Arg {
 	case pipeline.NowDate:
+		if r.opts.RunDate != "" {
+			return r.opts.RunDate, true
+		}
 		zone := r.opts.Zone
 		if zone == nil {
 			zone = time.UTC

@@ -212,6 +212,12 @@ func TestLoadNowDateUsesZone(t *testing.T) {
 	cfg, err := newLoader(&loadEnv{}, nil).Load(context.Background(), []byte(text), opts)
 	require.NoError(t, err)
 	require.Equal(t, "2026-02-28|2026-03-01T02:30:00Z|1772332200", cfg.Source.String("query"))
+
+	// A run's stored run_date (taken in its schedule's zone) wins over this member's zone.
+	opts.RunDate = "2026-03-01"
+	cfg, err = newLoader(&loadEnv{}, nil).Load(context.Background(), []byte(text), opts)
+	require.NoError(t, err)
+	require.Equal(t, "2026-03-01|2026-03-01T02:30:00Z|1772332200", cfg.Source.String("query"))
 }
 
 const brokenConfig = `version: 1

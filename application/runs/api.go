@@ -3,6 +3,7 @@ package runs
 import (
 	"time"
 
+	"github.com/sluicehq/sluice/application/execute"
 	"github.com/sluicehq/sluice/domain/schedule"
 )
 
@@ -55,9 +56,15 @@ type SubmitRequest struct {
 	// propose_run tool). Under --require-approval run every request from a person or an
 	// agent is proposed anyway (see Service.Submit).
 	Propose bool
+	// MaxActive lets that many runs of a serial pipeline key be active at once (a
+	// backfill's max_active); 0 means 1.
+	MaxActive int
 	// Zone is the zone of run_date and of the config's date directives; nil is the
 	// server's --timezone. A schedule passes its own (SPEC §9.2).
 	Zone *time.Location
+	// Backfill is the window of a backfill run (SPEC §9.4): ${backfill.start|end} are
+	// bound into the stored config.
+	Backfill *execute.Window
 	// Tick, when set, creates the run for a schedule tick: the store decides overlap and
 	// records the tick in the transaction that creates the run (SPEC §9.2).
 	Tick *Tick

@@ -6,17 +6,20 @@ import "time"
 // plus what the server needs to execute it. The store reads and writes Records; rules
 // about them live in domain/run.
 type Record struct {
-	ID              string
-	Name            string
-	Tenant          string
-	Pool            string
-	Status          string // a run.Status value
-	Labels          map[string]string
-	TriggerKind     string
-	RunKey          string // "" when none
-	RunDate         string // YYYY-MM-DD of the logical instant
-	LogicalAt       time.Time
-	Serial          bool // one active run per pipeline key (incremental state, schedules)
+	ID          string
+	Name        string
+	Tenant      string
+	Pool        string
+	Status      string // a run.Status value
+	Labels      map[string]string
+	TriggerKind string
+	RunKey      string // "" when none
+	RunDate     string // YYYY-MM-DD of the logical instant
+	LogicalAt   time.Time
+	Serial      bool // one active run per pipeline key (incremental state, schedules)
+	// MaxActive is how many runs of a serial run's pipeline key may be active at once
+	// (a backfill's max_active); 0 means 1.
+	MaxActive       int
 	Attempt         int
 	MaxAttempts     int
 	Attempts        []Attempt

@@ -93,7 +93,7 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (SubmitResult, 
 	if err != nil {
 		return SubmitResult{}, err // unreachable after a successful load; kept for safety
 	}
-	mat, err := s.materialize(tree, req.Params)
+	mat, err := s.materialize(tree, req.Params, req.Backfill)
 	if err != nil {
 		return SubmitResult{}, err
 	}
@@ -132,6 +132,7 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (SubmitResult, 
 		RunDate:         logical.In(zone).Format(time.DateOnly),
 		LogicalAt:       logical,
 		Serial:          req.Serial || cfg.Replication.Type == pipeline.Incremental,
+		MaxActive:       max(req.MaxActive, 1),
 		MaxAttempts:     s.cfg.MaxAttempts,
 		TimeoutSecs:     req.TimeoutSecs,
 		Config:          string(req.Config),
@@ -276,6 +277,7 @@ func (s *Service) load(ctx context.Context, req SubmitRequest, logical time.Time
 		Params:        req.Params,
 		Logical:       logical,
 		Zone:          zone,
+		Backfill:      req.Backfill,
 		Network:       true,
 		AllowFileDirs: s.cfg.AllowFileDirs,
 		SyntaxOnly:    true,

@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"maps"
 	"strings"
+	"time"
 
+	"github.com/sluicehq/sluice/application/execute"
 	"github.com/sluicehq/sluice/domain/pipeline"
 	"github.com/sluicehq/sluice/domain/secret"
 )
@@ -26,39 +28,46 @@ type materialized struct {
 	tree    *pipeline.Node
 }
 
-// materialize binds the supplied params into the config (SPEC §7.2, §8.1). A request
-// that supplies no params is stored as submitted. One that does is stored with every
-// ${param.X} replaced by its value and without its params block, so the claiming member
-// loads it without the request; other directives (env, file, now, …) stay as written
-// because the claimer resolves them with its own environment. Every occurrence of a
-// supplied secret value is then replaced by a ${sealed:N} token, so the stored text holds
-// tokens only. The text is JSON (valid YAML too), written from the tree so no quoting can
-// hide a value from the tokenizer. The params were checked by the load that came before.
-func (s *Service) materialize(root *pipeline.Node, supplied map[string]string) (materialized, error) {
+// materialize binds the supplied params into the config (SPEC §7.2, §8.1), and a
+// backfill's window bounds (SPEC §9.4). A request that supplies neither is stored as
+// submitted. One that does is stored with every ${param.X} (and ${backfill.start|end})
+// replaced by its value — without its params block when params were supplied — so the
+// claiming member loads it without the request; other directives (env, file, now, …)
+// stay as written because the claimer resolves them with its own environment. Every
+// occurrence of a supplied secret value is then replaced by a ${sealed:N} token, so the
+// stored text holds tokens only. The text is JSON (valid YAML too), written from the
+// tree so no quoting can hide a value from the tokenizer. The params were checked by the
+// load that came before.
+func (s *Service) materialize(root *pipeline.Node, supplied map[string]string, window *execute.Window) (materialized, error) {
 	block := root.Get("params")
-	if block == nil || len(supplied) == 0 {
+	bindParams := block != nil && len(supplied) > 0
+	if !bindParams && window == nil {
 		// Without supplied values the claimer resolves the defaults itself.
 		return materialized{tree: root}, nil
 	}
-	decl, errs := pipeline.ParseParams(block)
-	if err := errs.Err(); err != nil {
-		return materialized{}, err
-	}
-	values, errs := pipeline.BindParams(decl, supplied)
-	if err := errs.Err(); err != nil {
-		return materialized{}, err
-	}
+	values := map[string]any{}
+	types := map[string]pipeline.ParamType{}
 	var secrets, names []string
-	for _, p := range decl {
-		if !p.Secret {
-			continue
+	if bindParams {
+		decl, errs := pipeline.ParseParams(block)
+		if err := errs.Err(); err != nil {
+			return materialized{}, err
 		}
-		if _, ok := supplied[p.Name]; !ok {
-			continue // a default is part of the config text: it was never secret
+		if values, errs = pipeline.BindParams(decl, supplied); errs.Err() != nil {
+			return materialized{}, errs.Err()
 		}
-		if v, ok := values[p.Name]; ok {
-			secrets = append(secrets, escapeDollar(pipeline.ParamText(v)))
-			names = append(names, p.Name)
+		for _, p := range decl {
+			types[p.Name] = p.Type
+			if !p.Secret {
+				continue
+			}
+			if _, ok := supplied[p.Name]; !ok {
+				continue // a default is part of the config text: it was never secret
+			}
+			if v, ok := values[p.Name]; ok {
+				secrets = append(secrets, escapeDollar(pipeline.ParamText(v)))
+				names = append(names, p.Name)
+			}
 		}
 	}
 	if len(secrets) > 0 && s.deps.Sealer == nil {
@@ -70,24 +79,23 @@ func (s *Service) materialize(root *pipeline.Node, supplied map[string]string) (
 				names[i], secret.ErrTooShort, secret.MinLen)
 		}
 	}
-	types := map[string]pipeline.ParamType{}
-	for _, p := range decl {
-		types[p.Name] = p.Type
-	}
 	tree := root.Clone()
-	kept := tree.Fields[:0]
-	for _, f := range tree.Fields {
-		if f.Key != "params" {
-			kept = append(kept, f)
+	if bindParams {
+		kept := tree.Fields[:0]
+		for _, f := range tree.Fields {
+			if f.Key != "params" {
+				kept = append(kept, f)
+			}
 		}
+		tree.Fields = kept
 	}
-	tree.Fields = kept
+	b := binding{values: values, types: types, window: window, params: bindParams}
 	var failed error
 	_ = tree.Walk("", func(_ string, n *pipeline.Node) error {
 		if failed != nil || n.Kind != pipeline.KindScalar || n.Type != pipeline.TypeString {
 			return nil
 		}
-		if err := bindLeaf(n, values, types); err != nil {
+		if err := b.leaf(n); err != nil {
 			failed = err
 			return nil
 		}
@@ -104,16 +112,42 @@ func (s *Service) materialize(root *pipeline.Node, supplied map[string]string) (
 	if failed != nil {
 		return materialized{}, failed
 	}
-	var b bytes.Buffer
-	writeNode(&b, tree, "")
-	b.WriteByte('\n')
-	return materialized{text: b.String(), secrets: secrets, tree: tree}, nil
+	var buf bytes.Buffer
+	writeNode(&buf, tree, "")
+	buf.WriteByte('\n')
+	return materialized{text: buf.String(), secrets: secrets, tree: tree}, nil
 }
 
-// bindLeaf replaces the ${param.X} directives of one string scalar by their values. The
-// literal parts and the values are written back with ${ escaped, so the claimer's loader
-// reads them as text, never as directives.
-func bindLeaf(n *pipeline.Node, values map[string]any, types map[string]pipeline.ParamType) error {
+// binding is what materialize writes into the config: bound params (when params is
+// set) and a backfill window (when window is set).
+type binding struct {
+	values map[string]any
+	types  map[string]pipeline.ParamType
+	window *execute.Window
+	params bool
+}
+
+// value is the text a directive is bound to; ok=false leaves it for the claimer.
+func (b binding) value(d pipeline.Directive) (string, pipeline.ScalarType, bool) {
+	switch {
+	case d.Kind == pipeline.DirectiveParam && b.params:
+		if v, ok := b.values[d.Arg]; ok {
+			return pipeline.ParamText(v), pipeline.ParamScalarType(b.types[d.Arg]), true
+		}
+	case d.Kind == pipeline.DirectiveBackfill && b.window != nil:
+		t := b.window.Start
+		if d.Arg == pipeline.BackfillEnd {
+			t = b.window.End
+		}
+		return t.UTC().Format(time.RFC3339), pipeline.TypeString, true
+	}
+	return "", pipeline.TypeString, false
+}
+
+// leaf replaces the bound directives of one string scalar by their values. The literal
+// parts and the values are written back with ${ escaped, so the claimer's loader reads
+// them as text, never as directives.
+func (b binding) leaf(n *pipeline.Node) error {
 	if !strings.Contains(n.Value, "${") {
 		return nil
 	}
@@ -121,29 +155,25 @@ func bindLeaf(n *pipeline.Node, values map[string]any, types map[string]pipeline
 	if err != nil {
 		return err
 	}
-	if d, ok := tpl.Single(); ok && d.Kind == pipeline.DirectiveParam {
-		if v, ok := values[d.Arg]; ok {
-			n.Value = escapeDollar(pipeline.ParamText(v))
-			n.Type = pipeline.ParamScalarType(types[d.Arg])
+	if d, ok := tpl.Single(); ok {
+		if v, typ, ok := b.value(d); ok {
+			n.Value, n.Type = escapeDollar(v), typ
 		}
 		return nil
 	}
-	var b strings.Builder
+	var out strings.Builder
 	for _, p := range tpl.Parts {
-		switch {
-		case p.Directive == nil:
-			b.WriteString(escapeDollar(p.Literal))
-		case p.Directive.Kind == pipeline.DirectiveParam:
-			if v, ok := values[p.Directive.Arg]; ok {
-				b.WriteString(escapeDollar(pipeline.ParamText(v)))
-			} else {
-				b.WriteString(p.Directive.Raw)
-			}
-		default:
-			b.WriteString(p.Directive.Raw)
+		if p.Directive == nil {
+			out.WriteString(escapeDollar(p.Literal))
+			continue
+		}
+		if v, _, ok := b.value(*p.Directive); ok {
+			out.WriteString(escapeDollar(v))
+		} else {
+			out.WriteString(p.Directive.Raw)
 		}
 	}
-	n.Value = b.String()
+	n.Value = out.String()
 	return nil
 }
 

@@ -82,6 +82,11 @@ type Templates interface {
 	Run(ctx context.Context, p runs.Principal, id string, req templates.RunRequest) (runs.SubmitResult, error)
 }
 
+// Submitter is the one submit funnel (runs.Service).
+type Submitter interface {
+	Submit(ctx context.Context, req runs.SubmitRequest) (runs.SubmitResult, error)
+}
+
 // Candidate is who campaigns to lead the scheduler.
 type Candidate struct {
 	InstanceID string

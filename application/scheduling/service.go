@@ -34,6 +34,8 @@ const secretMask = "(secret)"
 type Deps struct {
 	Store     Store
 	Templates Templates
+	// Runs is the submit funnel, for backfills of a config.
+	Runs Submitter
 	// Sealer seals schedule params (SPEC §7.3); nil: they are stored as given.
 	Sealer  runs.Sealer
 	Clock   func() time.Time // nil: time.Now

@@ -171,8 +171,12 @@ type RunRequest struct {
 	// nil = now. Zone is the zone of its run_date; nil = the server's --timezone.
 	Logical *time.Time
 	Zone    *time.Location
-	// Serial queues the run behind active work of its pipeline key (overlap_policy queue).
-	Serial bool
+	// Serial queues the run behind active work of its pipeline key (overlap_policy queue);
+	// MaxActive lets that many be active at once (a backfill's max_active; 0 = 1).
+	Serial    bool
+	MaxActive int
+	// Backfill is the window of a backfill run.
+	Backfill *execute.Window
 	// Tick is the schedule tick the run is for (see runs.SubmitRequest).
 	Tick *runs.Tick
 }
@@ -227,7 +231,8 @@ func (s *Service) run(ctx context.Context, p runs.Principal, t *Template, req Ru
 		Principal: p, TriggerKind: string(kind), Config: text, Labels: req.Labels, Pool: poolName,
 		IdempotencyKey: req.IdempotencyKey, RunKey: req.RunKey, Callback: req.Callback,
 		Params: req.Params, Tenant: req.Tenant, TemplateID: t.ID, TemplateVersion: t.Version,
-		Clock: req.Logical, Zone: req.Zone, Serial: req.Serial, Tick: req.Tick,
+		Clock: req.Logical, Zone: req.Zone, Serial: req.Serial, MaxActive: req.MaxActive, Tick: req.Tick,
+		Backfill: req.Backfill,
 	})
 }
 

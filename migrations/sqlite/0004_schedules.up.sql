@@ -62,3 +62,7 @@ CREATE TABLE sluice_leaders (
     heartbeat_at BIGINT NOT NULL,
     stopped_at   BIGINT
 );
+
+-- max_active: how many runs of a serial run's pipeline key may be active at once; more
+-- wait queued and are promoted oldest first as active ones end (a backfill's max_active).
+ALTER TABLE sluice_runs ADD COLUMN max_active INTEGER NOT NULL DEFAULT 1;

@@ -191,3 +191,39 @@ func TestScheduleTicksThroughServe(t *testing.T) {
 		})
 	}
 }
+
+// A backfill through a real server: one run per window, each with its window bound in,
+// serial (max_active 1) so they run one after another; posting it again creates nothing.
+func TestBackfillThroughServe(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s := startServe(t, filepath.Join(dir, "data"), nil)
+	cfg := generateConfig("bf", filepath.Join(dir, "bf-${backfill.start}.db"), 10, 0, 10, "")
+	body := map[string]any{"config": cfg, "from": "2026-03-28T00:00:00+01:00", "to": "2026-03-31T00:00:00+02:00",
+		"window": "P1D", "timezone": "Europe/Berlin"}
+	type answer struct {
+		BackfillID string `json:"backfill_id"`
+		Runs       []struct {
+			RunID string `json:"run_id"`
+			Start string `json:"start"`
+			End   string `json:"end"`
+		} `json:"runs"`
+	}
+	var first, again answer
+	require.Equal(t, http.StatusAccepted, s.api(t, "POST", "/v1/backfill", body, &first))
+	require.Len(t, first.Runs, 3)
+	require.Equal(t, [2]string{"2026-03-28T23:00:00Z", "2026-03-29T22:00:00Z"}, [2]string{first.Runs[1].Start, first.Runs[1].End},
+		"a calendar day in Berlin, 23 hours long on the DST Sunday")
+	for _, r := range first.Runs {
+		s.waitStatus(t, r.RunID, "completed", 30*time.Second)
+		require.Equal(t, 10, tableCount(t, filepath.Join(dir, "bf-"+r.Start+".db")), "the window reached the run")
+	}
+	require.Equal(t, http.StatusAccepted, s.api(t, "POST", "/v1/backfill", body, &again))
+	require.Equal(t, first, again, "posting again answers the same runs")
+	var list struct {
+		Runs []runResource `json:"runs"`
+	}
+	require.Equal(t, http.StatusOK, s.api(t, "GET", "/v1/runs?label=backfill_id="+first.BackfillID, nil, &list))
+	require.Len(t, list.Runs, 3)
+	s.stop(t)
+}

@@ -221,6 +221,21 @@ func scheduleCases() map[string]func(*testing.T, *env) {
 			require.NoError(t, b.Heartbeat(e.ctx))
 			require.NoError(t, b.Resign(e.ctx))
 		},
+		"max_active lets that many serial runs of a key be active, the rest queue in order": func(t *testing.T, e *env) {
+			two := func(r *runs.Record) { r.Serial, r.MaxActive, r.TriggerKind = true, 2, "backfill" }
+			a := e.claimOne(t, "bf", longTTL, two)
+			b := e.create(t, rec("bf", two))
+			c := e.create(t, rec("bf", two))
+			d := e.create(t, rec("bf", two))
+			require.Equal(t, "pending", e.get(t, b.ID).Status, "a second active run is allowed")
+			require.Equal(t, "queued", e.get(t, c.ID).Status)
+			require.Equal(t, "queued", e.get(t, d.ID).Status)
+			require.Equal(t, 2, e.get(t, c.ID).MaxActive)
+			require.NoError(t, e.s.Finish(e.ctx, e.owner.InstanceID, cluster.Ref{ID: a.ID, Epoch: a.Epoch},
+				cluster.Outcome{Status: "completed"}, nil))
+			require.Equal(t, "pending", e.get(t, c.ID).Status, "the oldest queued run takes the freed place")
+			require.Equal(t, "queued", e.get(t, d.ID).Status)
+		},
 		"campaigns race: exactly one wins": func(t *testing.T, e *env) {
 			if !e.h.Shared {
 				requireUnshared(t, e)
