@@ -128,6 +128,11 @@ func (s *runsService) Rollback(context.Context, runs.Principal, string, []byte) 
 
 func (s *runsService) Config(context.Context, runs.Principal, string) (string, error) { return "", nil }
 
+// Shards answers an empty page: the client never lists shards.
+func (s *runsService) Shards(context.Context, runs.Principal, string, string, int) (runs.ShardPage, error) {
+	return runs.ShardPage{Shards: []runs.ShardRecord{}}, nil
+}
+
 func (s *runsService) Logs(_ context.Context, _ runs.Principal, _ string, after int64, limit int) (runs.LogPage, error) {
 	var lines []runs.LogLine
 	for seq := after + 1; seq <= 3 && len(lines) < min(limit, 2); seq++ {

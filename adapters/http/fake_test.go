@@ -66,6 +66,7 @@ type fakeRuns struct {
 	rollback func(runs.Principal, string, []byte) (runs.SubmitResult, error)
 	config   func(runs.Principal, string) (string, error)
 	logs     func(runs.Principal, string, int64, int) (runs.LogPage, error)
+	shards   func(runs.Principal, string, string, int) (runs.ShardPage, error)
 	audit    func(runs.Principal, int64, int) ([]runs.AuditEntry, error)
 
 	calls      []string
@@ -167,6 +168,17 @@ func (f *fakeRuns) Logs(_ context.Context, p runs.Principal, id string, after in
 		return f.logs(p, id, after, limit)
 	}
 	return runs.LogPage{Lines: []runs.LogLine{}, Next: after, Done: true}, nil
+}
+
+func (f *fakeRuns) Shards(_ context.Context, p runs.Principal, id, cursor string, limit int) (runs.ShardPage, error) {
+	f.record("shards", p)
+	if f.shards != nil {
+		return f.shards(p, id, cursor, limit)
+	}
+	if cursor != "" {
+		return runs.ShardPage{}, &runs.InvalidRequestError{Field: "cursor", Message: "is not a cursor this server issued"}
+	}
+	return runs.ShardPage{Shards: []runs.ShardRecord{}}, nil
 }
 
 func (f *fakeRuns) Audit(_ context.Context, p runs.Principal, after int64, limit int) ([]runs.AuditEntry, error) {

@@ -63,7 +63,18 @@ func schemas() obj {
 		"replayed":          boolean("true when an existing run answered"),
 		"change_request_id": str("under --require-approval run: the change request another operator must approve")}
 	list := obj{"runs": obj{"type": "array", "items": ref("Run")}, "next_cursor": nullableType("string", "null on the last page")}
-	shardList := obj{"shards": obj{"type": "array", "items": obj{"type": "object"}}, "next_cursor": nullableType("string", "null on the last page")}
+	shardList := obj{"shards": obj{"type": "array", "items": ref("Shard")}, "next_cursor": nullableType("string", "null on the last page")}
+	shardItem := obj{"index": integer("0-based"),
+		"status":       obj{"type": "string", "enum": []any{"pending", "running", "completed", "failed", "cancelled"}},
+		"attempt":      integer("claims so far"),
+		"max_attempts": integer("the reclaim cap"),
+		"owner":        nullable(ref("Owner")),
+		"range":        nullable(ref("KeyRange")),
+		"stats":        ref("Stats"),
+		"error":        nullable(ref("RunError")),
+		"claimed_at":   timestamp("RFC 3339 UTC; null until claimed"),
+		"finished_at":  timestamp("RFC 3339 UTC; null until terminal")}
+	keyRange := obj{"lo": integer("first key"), "hi": integer("last key (inclusive)"), "nulls": boolean("the shard also reads rows whose key is NULL")}
 	cfg := obj{"run_id": str(""), "config": str("the stored config, secrets as ${sealed:N}, credentials redacted")}
 	logLine := obj{"seq": integer(""), "at": obj{"type": "string", "format": "date-time"}, "level": str(""), "message": str(""),
 		"attrs": obj{"type": "object"}}
@@ -98,6 +109,8 @@ func schemas() obj {
 		"RollbackRequest": object(nil, obj{"config": submitReq["config"]}),
 		"ListResponse":    object(all(list), list),
 		"ShardsResponse":  object(all(shardList), shardList),
+		"Shard":           object(all(shardItem), shardItem),
+		"KeyRange":        object(all(keyRange), keyRange),
 		"ConfigResponse":  object(all(cfg), cfg),
 		"LogLine":         object([]string{"seq", "at", "level", "message"}, logLine),
 		"LogsResponse":    object(all(logs), logs),

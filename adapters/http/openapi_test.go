@@ -124,8 +124,15 @@ func TestAnswersMatchTheSchemas(t *testing.T) {
 	cfg := decode(t, e.do(t, http.MethodGet, "/v1/runs/r-1/config", operatorToken, nil))
 	require.Equal(t, schemaProps(t, doc, "ConfigResponse"), keys(cfg))
 
+	e.runs.shards = func(runs.Principal, string, string, int) (runs.ShardPage, error) {
+		return runs.ShardPage{Shards: []runs.ShardRecord{{Index: 0, Status: "running", Owner: "m1", HasRange: true,
+			KeyLo: 1, KeyHi: 9, ErrorCode: "pipeline_error"}}}, nil
+	}
 	shards := decode(t, e.do(t, http.MethodGet, "/v1/runs/r-1/shards", viewerToken, nil))
 	require.Equal(t, schemaProps(t, doc, "ShardsResponse"), keys(shards))
+	item := shards["shards"].([]any)[0].(map[string]any)
+	require.Equal(t, schemaProps(t, doc, "Shard"), keys(item))
+	require.Equal(t, schemaProps(t, doc, "KeyRange"), keys(item["range"].(map[string]any)))
 
 	ready := decode(t, e.do(t, http.MethodGet, "/readyz", "", nil))
 	require.Equal(t, schemaProps(t, doc, "Readiness"), keys(ready))

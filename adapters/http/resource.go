@@ -61,6 +61,44 @@ type shardsSummary struct {
 	Cancelled int `json:"cancelled"`
 }
 
+// shardResource is one shard of a sharded run (GET /v1/runs/{id}/shards).
+type shardResource struct {
+	Index       int            `json:"index"`
+	Status      string         `json:"status"`
+	Attempt     int            `json:"attempt"`
+	MaxAttempts int            `json:"max_attempts"`
+	Owner       *ownerResource `json:"owner"`
+	Range       *keyRange      `json:"range"`
+	Stats       statsResource  `json:"stats"`
+	Error       *runError      `json:"error"`
+	ClaimedAt   *string        `json:"claimed_at"`
+	FinishedAt  *string        `json:"finished_at"`
+}
+
+// keyRange is the slice of a key-range shard: keys lo..hi, and the NULL keys when nulls.
+type keyRange struct {
+	Lo    int64 `json:"lo"`
+	Hi    int64 `json:"hi"`
+	Nulls bool  `json:"nulls"`
+}
+
+func toShardResource(sh runs.ShardRecord) shardResource {
+	out := shardResource{Index: sh.Index, Status: sh.Status, Attempt: sh.Attempt, MaxAttempts: sh.MaxAttempts,
+		Stats: statsResource{RowsRead: sh.Stats.RowsRead, RowsWritten: sh.Stats.RowsWritten, Pages: sh.Stats.Pages,
+			Bytes: sh.Stats.Bytes, ElapsedMS: sh.Stats.ElapsedMS},
+		ClaimedAt: optTime(sh.ClaimedAt), FinishedAt: optTime(sh.FinishedAt)}
+	if sh.Owner != "" {
+		out.Owner = &ownerResource{InstanceID: sh.Owner, Listen: sh.OwnerListen}
+	}
+	if sh.HasRange {
+		out.Range = &keyRange{Lo: sh.KeyLo, Hi: sh.KeyHi, Nulls: sh.KeyNulls}
+	}
+	if sh.ErrorCode != "" {
+		out.Error = &runError{Code: sh.ErrorCode, Message: redact(sh.ErrorMessage)}
+	}
+	return out
+}
+
 type attemptResource struct {
 	N          int     `json:"n"`
 	InstanceID string  `json:"instance_id"`

@@ -33,8 +33,8 @@ type configResponse struct {
 }
 
 type shardsResponse struct {
-	Shards     []any   `json:"shards"`
-	NextCursor *string `json:"next_cursor"`
+	Shards     []shardResource `json:"shards"`
+	NextCursor *string         `json:"next_cursor"`
 }
 
 // submit is POST /v1/runs: a JSON body, or a raw YAML config with options in the query.
@@ -166,28 +166,34 @@ func (s *server) get(c *gin.Context) {
 	c.JSON(http.StatusOK, toResource(rec))
 }
 
-// shards is GET /v1/runs/{id}/shards. No run is sharded in this version, so after
-// checking the run exists the honest answer is an empty last page.
+// shards is GET /v1/runs/{id}/shards: a run's shards by index, each with its status,
+// owner, key range and counters (an empty page for a run that was never split).
 func (s *server) shards(c *gin.Context) {
 	q := c.Request.URL.Query()
 	if err := checkQuery(q, "limit", "cursor"); err != nil {
 		s.fail(c, err)
 		return
 	}
-	if _, err := queryInt(q, "limit", defaultListLimit, 1, maxListLimit); err != nil {
+	limit, err := queryInt(q, "limit", defaultListLimit, 1, maxListLimit)
+	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	if q.Get("cursor") != "" {
-		// No shard page was ever issued with a next cursor, so none can come back.
-		s.fail(c, invalidBody("query parameter \"cursor\" is not a cursor this server issued: pass next_cursor of the previous page"))
-		return
-	}
-	if _, err := s.record(c); err != nil {
+	rec, err := s.record(c)
+	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, shardsResponse{Shards: []any{}})
+	page, err := s.deps.Runs.Shards(c.Request.Context(), principal(c), rec.ID, q.Get("cursor"), int(limit))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	out := shardsResponse{Shards: make([]shardResource, 0, len(page.Shards)), NextCursor: optString(page.NextCursor)}
+	for _, sh := range page.Shards {
+		out.Shards = append(out.Shards, toShardResource(sh))
+	}
+	c.JSON(http.StatusOK, out)
 }
 
 // config is GET /v1/runs/{id}/config: the stored config, redacted by the service.

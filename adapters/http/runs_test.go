@@ -358,8 +358,39 @@ func TestShardsOfAnUnshardedRun(t *testing.T) {
 	rec = e.do(t, http.MethodGet, "/v1/runs/r-x/shards", viewerToken, nil)
 	require.Equal(t, http.StatusNotFound, rec.Code, "shards of a missing run")
 
+	e.runs.get = nil
 	for _, q := range []string{"cursor=abc", "limit=0", "page=2"} {
 		rec = e.do(t, http.MethodGet, "/v1/runs/r-1/shards?"+q, viewerToken, nil)
 		require.Equal(t, http.StatusBadRequest, rec.Code, q)
 	}
+}
+
+func TestShardsOfAShardedRun(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	at := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	var gotCursor string
+	var gotLimit int
+	e.runs.shards = func(_ runs.Principal, id, cursor string, limit int) (runs.ShardPage, error) {
+		gotCursor, gotLimit = cursor, limit
+		return runs.ShardPage{NextCursor: "s1", Shards: []runs.ShardRecord{
+			{Index: 0, Status: "running", Attempt: 1, MaxAttempts: 3, Owner: "m1", OwnerListen: "127.0.0.1:8080",
+				HasRange: true, KeyLo: 1, KeyHi: 50, KeyNulls: true, Stats: runs.Stats{RowsWritten: 20}, ClaimedAt: at},
+			{Index: 1, Status: "failed", Attempt: 3, MaxAttempts: 3, ErrorCode: "poisoned", ErrorMessage: "reclaimed 3 times",
+				ClaimedAt: at, FinishedAt: at.Add(time.Minute)},
+		}}, nil
+	}
+	rec := e.do(t, http.MethodGet, "/v1/runs/r-1/shards?limit=2&cursor=s0", viewerToken, nil)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.Equal(t, "s0", gotCursor)
+	require.Equal(t, 2, gotLimit)
+	require.JSONEq(t, `{"next_cursor": "s1", "shards": [
+		{"index": 0, "status": "running", "attempt": 1, "max_attempts": 3,
+		 "owner": {"instance_id": "m1", "listen": "127.0.0.1:8080"}, "range": {"lo": 1, "hi": 50, "nulls": true},
+		 "stats": {"rows_read": 0, "rows_written": 20, "pages": 0, "bytes": 0, "elapsed_ms": 0}, "error": null,
+		 "claimed_at": "2026-05-01T12:00:00Z", "finished_at": null},
+		{"index": 1, "status": "failed", "attempt": 3, "max_attempts": 3, "owner": null, "range": null,
+		 "stats": {"rows_read": 0, "rows_written": 0, "pages": 0, "bytes": 0, "elapsed_ms": 0},
+		 "error": {"code": "poisoned", "message": "reclaimed 3 times"},
+		 "claimed_at": "2026-05-01T12:00:00Z", "finished_at": "2026-05-01T12:01:00Z"}]}`, rec.Body.String())
 }

@@ -90,3 +90,45 @@ func addCount(c *shard.Counts, status string, n int) {
 		c.Cancelled += n
 	}
 }
+
+// Shards lists the shards of a run with index > after, by index; see runs.Store.
+func (s *Store) Shards(ctx context.Context, id string, after, limit int) ([]runs.ShardRecord, error) {
+	var rows []struct {
+		Index        int    `bun:"shard_index"`
+		Status       string `bun:"status"`
+		Attempt      int    `bun:"attempt"`
+		MaxAttempts  int    `bun:"max_attempts"`
+		Owner        string `bun:"owner"`
+		OwnerListen  string `bun:"owner_listen"`
+		KeyLo        *int64 `bun:"key_lo"`
+		KeyHi        *int64 `bun:"key_hi"`
+		KeyNulls     bool   `bun:"key_nulls"`
+		RowsRead     int64  `bun:"rows_read"`
+		RowsWritten  int64  `bun:"rows_written"`
+		Pages        int64  `bun:"pages"`
+		Bytes        int64  `bun:"bytes"`
+		ElapsedMS    int64  `bun:"elapsed_ms"`
+		ErrorCode    string `bun:"error_code"`
+		ErrorMessage string `bun:"error_message"`
+		ClaimedAt    int64  `bun:"claimed_at"`
+		FinishedAt   int64  `bun:"finished_at"`
+	}
+	err := s.db.NewRaw(`SELECT shard_index, status, attempt, max_attempts, owner, owner_listen, key_lo, key_hi,
+  key_nulls, rows_read, rows_written, pages, bytes, elapsed_ms, error_code, error_message, claimed_at, finished_at
+FROM sluice_shards WHERE run_id = ? AND shard_index > ? ORDER BY shard_index LIMIT ?`, id, after, limit).Scan(ctx, &rows)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, translate("list the shards of run "+id, err)
+	}
+	out := make([]runs.ShardRecord, len(rows))
+	for i, r := range rows {
+		out[i] = runs.ShardRecord{Index: r.Index, Status: r.Status, Attempt: r.Attempt, MaxAttempts: r.MaxAttempts,
+			Owner: r.Owner, OwnerListen: r.OwnerListen, KeyNulls: r.KeyNulls,
+			Stats: runs.Stats{RowsRead: r.RowsRead, RowsWritten: r.RowsWritten, Pages: r.Pages, Bytes: r.Bytes,
+				ElapsedMS: r.ElapsedMS},
+			ErrorCode: r.ErrorCode, ErrorMessage: r.ErrorMessage, ClaimedAt: fromMS(r.ClaimedAt), FinishedAt: fromMS(r.FinishedAt)}
+		if r.KeyLo != nil && r.KeyHi != nil {
+			out[i].HasRange, out[i].KeyLo, out[i].KeyHi = true, *r.KeyLo, *r.KeyHi
+		}
+	}
+	return out, nil
+}

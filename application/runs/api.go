@@ -102,6 +102,12 @@ type Page struct {
 	NextCursor string // "" on the last page
 }
 
+// ShardPage is one page of a run's shards.
+type ShardPage struct {
+	Shards     []ShardRecord
+	NextCursor string // "" on the last page
+}
+
 // LogPage is one page of a run's persisted log.
 type LogPage struct {
 	Lines []LogLine

@@ -42,6 +42,9 @@ type Store interface {
 	// Delete removes a terminal run with its labels, logs and sealed rows;
 	// run.ErrConflict when it is not terminal.
 	Delete(ctx context.Context, id string) error
+	// Shards returns up to limit shards of the run with index > after, by index (none for
+	// a run that was never split).
+	Shards(ctx context.Context, id string, after, limit int) ([]ShardRecord, error)
 	// Logs returns up to limit lines with seq > after.
 	Logs(ctx context.Context, id string, after int64, limit int) ([]LogLine, error)
 	// Audit appends an audit entry.

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"unicode"
 
 	"github.com/sluicehq/sluice/domain/naming"
@@ -183,6 +184,47 @@ func (s *Service) Logs(ctx context.Context, p Principal, id string, after int64,
 	page.Done = run.Status(rec.Status).Terminal() && len(lines) < limit
 	return page, nil
 }
+
+// Shards returns one page of a run's shards by index (SPEC §2.3): limit 0 means
+// DefaultListLimit; cursor is the NextCursor of the previous page ("" for the first).
+func (s *Service) Shards(ctx context.Context, p Principal, id, cursor string, limit int) (ShardPage, error) {
+	if err := canRead(p); err != nil {
+		return ShardPage{}, err
+	}
+	switch {
+	case limit == 0:
+		limit = DefaultListLimit
+	case limit < 0 || limit > MaxListLimit:
+		return ShardPage{}, invalid("limit", fmt.Sprintf("must be between 1 and %d (got %d)", MaxListLimit, limit))
+	}
+	after := -1
+	if cursor != "" {
+		n, err := strconv.Atoi(strings.TrimPrefix(cursor, shardCursorPrefix))
+		if err != nil || !strings.HasPrefix(cursor, shardCursorPrefix) || n < 0 {
+			return ShardPage{}, invalid("cursor", "is not a cursor this server issued: pass next_cursor of the previous page")
+		}
+		after = n
+	}
+	if _, err := s.lookup(ctx, p, id); err != nil {
+		return ShardPage{}, err
+	}
+	list, err := s.deps.Store.Shards(ctx, id, after, limit+1)
+	if err != nil {
+		return ShardPage{}, err
+	}
+	page := ShardPage{Shards: list}
+	if len(list) > limit {
+		page.Shards = list[:limit]
+		page.NextCursor = shardCursorPrefix + strconv.Itoa(list[limit-1].Index)
+	}
+	if page.Shards == nil {
+		page.Shards = []ShardRecord{}
+	}
+	return page, nil
+}
+
+// shardCursorPrefix marks a shard cursor, so a run cursor passed here is refused.
+const shardCursorPrefix = "s"
 
 // Audit returns audit entries after the given position (admin only, untenanted). Limit 0
 // means DefaultAuditLimit; above MaxAuditLimit is refused.

@@ -267,3 +267,38 @@ pipeline:
 	_, err = h.svc.Config(ctx, admin, "missing")
 	require.ErrorIs(t, err, run.ErrNotFound)
 }
+
+func TestShardsPageByIndex(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	ctx := context.Background()
+	seed(h, 1, func(int) string { return "" })
+	h.store.mu.Lock()
+	h.store.shards = map[string][]runs.ShardRecord{"r00": {{Index: 0}, {Index: 1}, {Index: 2}, {Index: 3}, {Index: 4}}}
+	h.store.mu.Unlock()
+
+	first, err := h.svc.Shards(ctx, viewer, "r00", "", 2)
+	require.NoError(t, err)
+	require.Equal(t, []runs.ShardRecord{{Index: 0}, {Index: 1}}, first.Shards)
+	require.NotEmpty(t, first.NextCursor)
+	second, err := h.svc.Shards(ctx, viewer, "r00", first.NextCursor, 2)
+	require.NoError(t, err)
+	require.Equal(t, []runs.ShardRecord{{Index: 2}, {Index: 3}}, second.Shards)
+	last, err := h.svc.Shards(ctx, viewer, "r00", second.NextCursor, 2)
+	require.NoError(t, err)
+	require.Equal(t, []runs.ShardRecord{{Index: 4}}, last.Shards)
+	require.Empty(t, last.NextCursor, "the last page has no next cursor")
+
+	none, err := h.svc.Shards(ctx, viewer, "r00", "", 0)
+	require.NoError(t, err)
+	require.Len(t, none.Shards, 5, "limit 0 takes the default page size")
+
+	for _, c := range []string{"abc", "s-1", "r00"} {
+		_, err := h.svc.Shards(ctx, viewer, "r00", c, 2)
+		require.ErrorIs(t, err, runs.ErrInvalidRequest, c)
+	}
+	_, err = h.svc.Shards(ctx, viewer, "r00", "", runs.MaxListLimit+1)
+	require.ErrorIs(t, err, runs.ErrInvalidRequest)
+	_, err = h.svc.Shards(ctx, viewer, "nope", "", 2)
+	require.ErrorIs(t, err, run.ErrNotFound)
+}

@@ -63,6 +63,26 @@ type ShardSummary struct {
 	Cancelled int `json:"cancelled"`
 }
 
+// ShardRecord is one shard of a sharded run as GET /v1/runs/{id}/shards shows it.
+type ShardRecord struct {
+	Index       int
+	Status      string // a shard.Status value
+	Attempt     int
+	MaxAttempts int
+	Owner       string // instance id; "" when unowned
+	OwnerListen string
+	// KeyLo..KeyHi (inclusive, with the NULL keys when KeyNulls) is a key-range shard's
+	// slice; HasRange is false for a hash bucket.
+	HasRange     bool
+	KeyLo, KeyHi int64
+	KeyNulls     bool
+	Stats        Stats
+	ErrorCode    string
+	ErrorMessage string
+	ClaimedAt    time.Time
+	FinishedAt   time.Time
+}
+
 // Attempt is one claim of a run and how it ended.
 type Attempt struct {
 	N          int        `json:"n"`

@@ -32,6 +32,7 @@ type fakeStore struct {
 	// noShardRunning makes RequestCancel of a sharded run end it, as the store does when
 	// none of its shards is running.
 	noShardRunning bool
+	shards         map[string][]runs.ShardRecord // by run id
 	createErr      error
 	auditErr       error
 	// ticks maps schedule\x00instant to the tick's run id ("" when skipped); term is the
@@ -270,6 +271,18 @@ func (s *fakeStore) Delete(_ context.Context, id string) error {
 	delete(s.runs, id)
 	delete(s.logs, id)
 	return nil
+}
+
+func (s *fakeStore) Shards(_ context.Context, id string, after, limit int) ([]runs.ShardRecord, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []runs.ShardRecord
+	for _, sh := range s.shards[id] {
+		if sh.Index > after && len(out) < limit {
+			out = append(out, sh)
+		}
+	}
+	return out, nil
 }
 
 func (s *fakeStore) Logs(_ context.Context, id string, after int64, limit int) ([]runs.LogLine, error) {

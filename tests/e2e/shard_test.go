@@ -2,6 +2,9 @@ package e2e_test
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -102,26 +105,24 @@ func TestShardedRunSurvivesKill(t *testing.T) {
 	t.Parallel()
 	rows := e2e.Rows(t, 100000)
 	src, dst := newPGSchema(t), newPGSchema(t)
-	slowSource(t, src, rows, 6*time.Second)
+	slowSource(t, src, rows, 20*time.Second)
 	dst.exec(t, `CREATE TABLE dst (id bigint PRIMARY KEY, name text, amount numeric, at timestamptz)`)
 	c := shardCluster(t, src, dst, 3)
 
 	id := c.Members[1].MustSubmit(t, e2e.SubmitRequest{Config: shardedConfig("sharded-kill",
 		"SELECT id, name, amount, at FROM src WHERE slow(id)", "id", 8)})
+	// Kill the owner of a running shard, as GET /v1/runs/{id}/shards names it.
 	var victim *e2e.Member
+	held := -1
 	require.Eventually(t, func() bool {
-		r, ok := c.Get(id)
-		if !ok || r.Status != "sharded" || r.Shards == nil || r.Shards.Running == 0 {
-			return false
-		}
-		for _, m := range c.Members {
-			if m.InFlight() > 0 {
-				victim = m
-				return true
+		for _, sh := range shardsOf(t, c.Members[1], id) {
+			if sh.Status == "running" && sh.Owner != nil {
+				victim, held = c.ByInstance(t, sh.Owner.InstanceID), sh.Index
+				return victim != nil
 			}
 		}
 		return false
-	}, time.Minute, 10*time.Millisecond, "some member executes shards")
+	}, time.Minute, 10*time.Millisecond, "some member executes a shard")
 	victim.Kill(t)
 
 	living := []*e2e.Member{}
@@ -140,6 +141,30 @@ func TestShardedRunSurvivesKill(t *testing.T) {
 		reclaimed += metricSum(m.Metrics(t), "sluice_serve_shards_reclaimed_total", `outcome="requeued"`)
 	}
 	require.Positive(t, reclaimed, "the killed member's shards were reclaimed")
+	for _, sh := range shardsOf(t, c.Members[0], id) {
+		if sh.Index == held {
+			require.Equal(t, 2, sh.Attempt, "shard %d ran again after the kill", held)
+		}
+	}
+}
+
+// shardItem is one entry of GET /v1/runs/{id}/shards.
+type shardItem struct {
+	Index   int    `json:"index"`
+	Status  string `json:"status"`
+	Attempt int    `json:"attempt"`
+	Owner   *struct {
+		InstanceID string `json:"instance_id"`
+	} `json:"owner"`
+}
+
+func shardsOf(t *testing.T, m *e2e.Member, id string) []shardItem {
+	t.Helper()
+	var page struct {
+		Shards []shardItem `json:"shards"`
+	}
+	require.Equal(t, 200, m.MustDo(t, "GET", "/v1/runs/"+id+"/shards", nil, &page))
+	return page.Shards
 }
 
 // Cancel of a sharded run ends it cancelled: pending shards at once, running ones at a
@@ -165,4 +190,37 @@ func TestShardedRunCancel(t *testing.T) {
 	require.Zero(t, r.Shards.Pending+r.Shards.Running)
 	require.Positive(t, r.Shards.Cancelled)
 	require.Less(t, dst.int(t, "SELECT count(*) FROM dst"), int64(rows), "the cancel stopped the copy")
+}
+
+// A glob of 20 CSV files sharded 4 ways by path hash lands in a keyed sink once each.
+func TestShardedFileGlob(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	const files, perFile = 20, 50
+	for f := range files {
+		var b strings.Builder
+		b.WriteString("id,name\n")
+		for i := range perFile {
+			id := f*perFile + i + 1
+			fmt.Fprintf(&b, "%d,name-%d\n", id, id)
+		}
+		require.NoError(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("part-%02d.csv", f)), []byte(b.String()), 0o600))
+	}
+	src, dst := newPGSchema(t), newPGSchema(t)
+	dst.exec(t, `CREATE TABLE dst (id text PRIMARY KEY, name text)`)
+	c := shardCluster(t, src, dst, 5)
+
+	id := c.Members[0].MustSubmit(t, e2e.SubmitRequest{Config: fmt.Sprintf(`version: 1
+name: sharded-files
+shard: {count: 4}
+pipeline:
+  source: {type: file, config: {path: %q, batch_size: 20}}
+  sink: {type: postgres, config: {connection_url: "${env:DST_URL}", table_name: dst, write_mode: upsert, key: [id]}}
+`, filepath.Join(dir, "part-*.csv"))})
+	r := c.WaitTerminal(t, []string{id}, 2*time.Minute)[id]
+	require.Equal(t, "completed", r.Status, "%+v", r.Error)
+	require.Equal(t, e2e.ShardCounts{Total: 4, Completed: 4}, *r.Shards)
+	require.Equal(t, int64(files*perFile), r.Stats.RowsRead, "each file is read by exactly one shard")
+	require.Equal(t, int64(files*perFile), dst.int(t, "SELECT count(*) FROM dst"))
+	require.Zero(t, dst.int(t, "SELECT count(*) FROM dst WHERE name <> 'name-' || id"))
 }

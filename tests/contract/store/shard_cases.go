@@ -311,6 +311,38 @@ func shardCases() map[string]func(*testing.T, *env) {
 			require.Equal(t, 1, again[0].Attempt)
 			require.Equal(t, got.Ref.Epoch+1, again[0].Ref.Epoch)
 		},
+		"shards list by index with their owner, range, counters and error": func(t *testing.T, e *env) {
+			c := e.sharded(t, "p", keyPlan(3))
+			got := e.claimShards(t, 1, longTTL)[0] // index 2, the largest
+			require.NoError(t, e.s.ShardProgress(e.ctx, e.owner.InstanceID, got.Ref, cluster.Progress{RowsWritten: 4}))
+			first, err := e.s.Shards(e.ctx, c.ID, -1, 2)
+			require.NoError(t, err)
+			require.Len(t, first, 2)
+			require.Equal(t, 0, first[0].Index)
+			require.Equal(t, "pending", first[0].Status)
+			require.True(t, first[0].HasRange)
+			require.Equal(t, []int64{1, 100}, []int64{first[0].KeyLo, first[0].KeyHi})
+			require.True(t, first[0].KeyNulls)
+			require.Empty(t, first[0].Owner)
+			rest, err := e.s.Shards(e.ctx, c.ID, first[1].Index, 2)
+			require.NoError(t, err)
+			require.Len(t, rest, 1)
+			r := rest[0]
+			require.Equal(t, 2, r.Index)
+			require.Equal(t, "running", r.Status)
+			require.Equal(t, e.owner.InstanceID, r.Owner)
+			require.Equal(t, e.owner.Listen, r.OwnerListen)
+			require.Equal(t, int64(4), r.Stats.RowsWritten)
+			require.False(t, r.ClaimedAt.IsZero())
+			e.finishShard(t, got, cluster.Outcome{Status: "failed", ErrorCode: "pipeline_error", ErrorMessage: "boom"}, &builder{})
+			rest, err = e.s.Shards(e.ctx, c.ID, 1, 10)
+			require.NoError(t, err)
+			require.Equal(t, "pipeline_error", rest[0].ErrorCode)
+			require.False(t, rest[0].FinishedAt.IsZero())
+			none, err := e.s.Shards(e.ctx, e.claimOne(t, "q", longTTL).ID, -1, 10)
+			require.NoError(t, err)
+			require.Empty(t, none, "a run never split has no shards")
+		},
 		"deleting a finished sharded run deletes its shards": func(t *testing.T, e *env) {
 			c := e.sharded(t, "p", hashPlan(2))
 			require.NoError(t, e.s.RequestCancel(e.ctx, c.ID))
