@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -26,7 +27,7 @@ func TestMCPOverStdio(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.Command(e2e.Bin(t), "mcp", "--server", s.url(), "--data-dir", data)
-	var stderr strings.Builder
+	var stderr lockedBuffer
 	cmd.Stderr = &stderr
 	client := sdk.NewClient(&sdk.Implementation{Name: "e2e-agent", Version: "1"}, nil)
 	cs, err := client.Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
@@ -71,7 +72,7 @@ func TestMCPOverStdioRefusesABadToken(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cmd := exec.Command(e2e.Bin(t), "mcp", "--server", s.url(), "--token", "wrong-token", "--data-dir", "")
-	var stderr strings.Builder
+	var stderr lockedBuffer
 	cmd.Stderr = &stderr
 	client := sdk.NewClient(&sdk.Implementation{Name: "e2e-agent", Version: "1"}, nil)
 	_, err := client.Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
@@ -89,4 +90,23 @@ func callTool(ctx context.Context, t *testing.T, cs *sdk.ClientSession, name str
 	var out map[string]any
 	require.NoError(t, json.Unmarshal([]byte(text), &out))
 	return out
+}
+
+// lockedBuffer collects a child's stderr: exec copies into it from its own goroutine
+// while the test reads it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
