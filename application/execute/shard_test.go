@@ -31,7 +31,9 @@ type planningRegistry struct {
 	src execute.SourceConnector
 }
 
-func (r *planningRegistry) Source(typ string) (execute.SourceConnector, bool) { return r.src, typ == "fake" }
+func (r *planningRegistry) Source(typ string) (execute.SourceConnector, bool) {
+	return r.src, typ == "fake"
+}
 
 func TestPlan(t *testing.T) {
 	t.Parallel()
