@@ -195,3 +195,22 @@ func TestShardSlicesCoverTheKeyRange(t *testing.T) {
 	require.Equal(t, &execute.ShardSlice{Index: 1, Count: 2, Range: &r}, runner.job(0).Shard)
 	require.Equal(t, "r6::1", runner.job(0).StateKey)
 }
+
+func TestDrainHandsShardsBack(t *testing.T) {
+	t.Parallel()
+	sh := newFakeShards()
+	sh.addShards(shardedRun("r7", 2), 2)
+	runner := &fakeRunner{fn: untilCancelled(3)}
+	h := start(t, newFakeStore(), runner, func(c *cluster.Config, d *cluster.Deps) {
+		sharding(sh, &fakePlanner{}, true)(c, d)
+		c.ShutdownGrace = 20 * time.Millisecond
+	})
+	require.Eventually(t, func() bool { return h.member.InFlight() == 2 }, waitFor, tick)
+	require.NoError(t, h.member.Drain(t.Context()))
+	require.Zero(t, h.member.InFlight())
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	require.ElementsMatch(t, []cluster.ShardRef{{RunID: "r7", Index: 0, Epoch: 7}, {RunID: "r7", Index: 1, Epoch: 7}}, sh.handedBack,
+		"a drained shard goes back to pending without spending an attempt")
+	require.Empty(t, sh.finished)
+}
