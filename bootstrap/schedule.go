@@ -6,7 +6,8 @@ import (
 	"github.com/sluicehq/sluice/adapters/cli"
 )
 
-// addSchedule wires `sluice schedule …`; `next` computes locally and needs nothing else.
+// addSchedule wires `sluice schedule …` (`next` computes locally; the others call a
+// server) and `sluice backfill`.
 func addSchedule(root *cobra.Command, _ *process) {
-	root.AddCommand(cli.NewScheduleCommand(cli.ScheduleDeps{}))
+	root.AddCommand(cli.NewScheduleCommand(cli.ScheduleDeps{}), cli.NewBackfillCommand(cli.RunsDeps{}))
 }

@@ -19,6 +19,8 @@ const MaxPreviewCount = 1000
 type ScheduleDeps struct {
 	// Now is the default of --from; nil uses time.Now.
 	Now func() time.Time
+	// Runs configures the subcommands that talk to a server.
+	Runs RunsDeps
 }
 
 // NewScheduleCommand is `sluice schedule …`.
@@ -28,9 +30,10 @@ func NewScheduleCommand(deps ScheduleDeps) *cobra.Command {
 	}
 	cmd := &cobra.Command{
 		Use:   "schedule",
-		Short: "Work with cron schedules",
+		Short: "Preview cron expressions; create, list, pause, resume and delete schedules on a sluice server",
 	}
 	cmd.AddCommand(newScheduleNext(deps))
+	cmd.AddCommand(scheduleServerCommands(deps.Runs)...)
 	return cmd
 }
 

@@ -46,7 +46,11 @@ func (s *Store) Elector(shared bool) *Elector { return &Elector{s: s, shared: sh
 func (e *Elector) Campaign(ctx context.Context, c scheduling.Candidate) (scheduling.Lease, error) {
 	switch {
 	case !e.shared || e.s.memory:
-		return e.s.takeTerm(ctx, c, nil)
+		l, err := e.s.takeTerm(ctx, c, nil)
+		if err != nil {
+			return nil, err // a nil interface, never one holding a nil *lease
+		}
+		return l, nil
 	case e.s.d.name == DialectSQLite:
 		release, err := lockFile(e.s.path+".scheduler.lock", Holder{InstanceID: c.InstanceID, Host: c.Host, PID: c.PID})
 		var locked *LockedError

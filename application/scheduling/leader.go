@@ -88,8 +88,10 @@ func (l *Leader) run(ctx context.Context) {
 	for ctx.Err() == nil {
 		lease, err := l.el.Campaign(ctx, l.cfg.Candidate)
 		switch {
-		case err != nil && ctx.Err() == nil:
-			log.WarnContext(ctx, "scheduler campaign failed; retrying", "error", err.Error())
+		case err != nil:
+			if ctx.Err() == nil {
+				log.WarnContext(ctx, "scheduler campaign failed; retrying", "error", err.Error())
+			}
 		case lease != nil:
 			log.InfoContext(ctx, "leading the scheduler", "epoch", lease.Epoch(), "instance_id", l.cfg.Candidate.InstanceID)
 			l.lead(ctx, lease)

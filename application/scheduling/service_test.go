@@ -168,3 +168,31 @@ func TestCreateDefaultsAndSecrets(t *testing.T) {
 	_, err = w.svc.Get(w.ctx, admin, view.ID)
 	require.ErrorIs(t, err, run.ErrNotFound)
 }
+
+// A server that cannot open a schedule's sealed params records each due tick skipped
+// with the reason, instead of failing the pass on it again and again.
+func TestSealedParamsWithoutTheKey(t *testing.T) {
+	t.Parallel()
+	key, err := vault.GenerateKey()
+	require.NoError(t, err)
+	raw, err := vault.ParseKey(key)
+	require.NoError(t, err)
+	v, err := vault.New(raw)
+	require.NoError(t, err)
+	w := sqliteWorld(t, v)
+	w.clock.set(time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC))
+	w.template(t, "orders", typedParams)
+	view, err := w.svc.Create(w.ctx, admin, scheduling.CreateRequest{TemplateID: "orders", Cron: "@daily",
+		Params: map[string]string{"region": "eu", "token": "s3cret-token-value"}})
+	require.NoError(t, err)
+
+	keyless := scheduling.New(scheduling.Deps{Store: w.st, Templates: w.tpl, Clock: w.clock.Now}, scheduling.Config{})
+	w.clock.set(time.Date(2026, 6, 2, 0, 0, 1, 0, time.UTC))
+	_, err = keyless.Pass(w.ctx, w.epoch)
+	require.NoError(t, err)
+	got := w.ticks(t, view.ID)
+	require.Len(t, got, 1)
+	require.Equal(t, "skipped", string(got[0].status))
+	require.Contains(t, got[0].reason, "--vault-key")
+	require.NotContains(t, got[0].reason, "s3cret")
+}

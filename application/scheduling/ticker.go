@@ -99,7 +99,14 @@ func (s *Service) tickSchedule(ctx context.Context, sc *Schedule, epoch int64, n
 	var params map[string]string
 	if len(create) > 0 {
 		if params, err = s.openParams(ctx, sc); err != nil {
-			return next, err
+			// Params this server cannot open (no or another vault key): every due tick
+			// says why, rather than the pass failing on it every second.
+			for _, at := range create {
+				if err := s.refused(ctx, sc, at, epoch, err); err != nil {
+					return next, err
+				}
+			}
+			return next, nil
 		}
 	}
 	for _, at := range create {
@@ -108,6 +115,21 @@ func (s *Service) tickSchedule(ctx context.Context, sc *Schedule, epoch int64, n
 		}
 	}
 	return next, nil
+}
+
+// refused records a tick whose run could not be submitted as skipped, with the reason.
+func (s *Service) refused(ctx context.Context, sc *Schedule, at time.Time, epoch int64, cause error) error {
+	reason := "run refused: " + cause.Error()
+	var unserved *pool.UnservedError
+	if errors.As(cause, &unserved) {
+		reason = schedule.ReasonPoolUnserved(unserved.Pool)
+	}
+	if len(reason) > maxReasonLen {
+		reason = reason[:maxReasonLen] + "…"
+	}
+	s.deps.Log.WarnContext(ctx, "schedule tick refused", "schedule_id", sc.ID, "instant", at.UTC().Format(time.RFC3339),
+		"reason", reason)
+	return s.record(ctx, Tick{ScheduleID: sc.ID, Instant: at.UTC(), Status: schedule.OutcomeSkipped, Reason: reason, Epoch: epoch})
 }
 
 // record writes a skipped tick and counts it when it is new.
@@ -142,15 +164,7 @@ func (s *Service) createTick(ctx context.Context, sc *Schedule, params map[strin
 		if retryLater(err) {
 			return err
 		}
-		reason := "run refused: " + err.Error()
-		var unserved *pool.UnservedError
-		if errors.As(err, &unserved) {
-			reason = schedule.ReasonPoolUnserved(unserved.Pool)
-		}
-		if len(reason) > maxReasonLen {
-			reason = reason[:maxReasonLen] + "…"
-		}
-		return s.record(ctx, Tick{ScheduleID: sc.ID, Instant: instant, Status: schedule.OutcomeSkipped, Reason: reason, Epoch: epoch})
+		return s.refused(ctx, sc, instant, epoch, err)
 	}
 	switch {
 	case res.Skipped != "":

@@ -365,7 +365,10 @@ func TestDTOsMatchTheOpenAPIDocument(t *testing.T) {
 		"SubmitRequest": client.SubmitRequest{}, "SubmitResponse": client.SubmitResponse{}, "Callback": client.Callback{},
 		"ListResponse": client.ListResponse{}, "LogLine": client.LogLine{}, "LogsResponse": client.LogsResponse{},
 		"ConfigResponse": client.ConfigResponse{}, "ErrorBody": client.ErrorBody{}, "ErrorPayload": client.ErrorPayload{},
-		"LogStreamEnd": client.StreamEnd{},
+		"LogStreamEnd":    client.StreamEnd{},
+		"ScheduleRequest": client.ScheduleRequest{}, "Schedule": client.Schedule{}, "Tick": client.Tick{},
+		"TicksResponse": client.TicksResponse{}, "BackfillRequest": client.BackfillRequest{},
+		"BackfillRun": client.BackfillRun{}, "BackfillResponse": client.BackfillResponse{},
 	} {
 		s, ok := doc.Components.Schemas[schema]
 		require.True(t, ok, "the document has no schema %s", schema)

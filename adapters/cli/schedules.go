@@ -1,0 +1,268 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sluicehq/sluice/adapters/cli/client"
+)
+
+// serverFlags adds the flags of commands that talk to a server (--server, --token,
+// --data-dir, --json) to cmd, sharing f.
+func serverFlags(cmd *cobra.Command, f *runsFlags) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.server, "server", DefaultServer, "base URL of the sluice server")
+	fl.StringVar(&f.token, "token", "", "API bearer token (default: the "+TokenFile+" file in --data-dir)")
+	fl.StringVar(&f.dataDir, "data-dir", DefaultDataDir, "data directory of the local server, read for its "+TokenFile+" file")
+	fl.BoolVar(&f.json, "json", false, "print JSON instead of tables")
+}
+
+// scheduleServerCommands are `sluice schedule create|list|pause|resume|delete|ticks`.
+func scheduleServerCommands(deps RunsDeps) []*cobra.Command {
+	cmds := []*cobra.Command{newScheduleCreate(deps), newScheduleList(deps), newScheduleTicks(deps)}
+	for _, verb := range []string{"pause", "resume", "delete"} {
+		cmds = append(cmds, newScheduleChange(deps, verb))
+	}
+	return cmds
+}
+
+func newScheduleCreate(deps RunsDeps) *cobra.Command {
+	f := &runsFlags{deps: deps}
+	var req client.ScheduleRequest
+	var params, labels []string
+	cmd := &cobra.Command{
+		Use:   "create TEMPLATE --cron CRON",
+		Short: "Create a schedule that runs TEMPLATE on a cron",
+		Example: `  sluice schedule create orders --cron "30 2 * * *" --timezone Europe/Berlin --param day=yesterday
+  sluice schedule create orders --cron @hourly --start-date 2026-03-01 --catchup --max-catchup-runs 24 --overlap queue`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var err error
+			if req.Params, err = parseKeyValues(params, "--param"); err != nil {
+				return err
+			}
+			if req.Labels, err = parseLabelFlags(labels); err != nil {
+				return err
+			}
+			c, err := f.client()
+			if err != nil {
+				return err
+			}
+			sc, err := c.CreateSchedule(cmd.Context(), args[0], req)
+			if err != nil {
+				return f.apiError(cmd, "create a schedule on "+args[0], err)
+			}
+			return printSchedules(cmd.OutOrStdout(), f.json, sc)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&req.Cron, "cron", "", "five cron fields or a macro (@hourly, @daily, …)")
+	fl.StringVar(&req.Timezone, "timezone", "", "IANA zone the cron is read in (default: the server's --timezone)")
+	fl.StringVar(&req.StartDate, "start-date", "", "local date of the first tick, YYYY-MM-DD (default: after now)")
+	fl.BoolVar(&req.Catchup, "catchup", false, "after downtime, run up to --max-catchup-runs missed ticks, not only the latest")
+	fl.IntVar(&req.MaxCatchupRuns, "max-catchup-runs", 0, "missed ticks run with --catchup, 1 to 1000 (default 1)")
+	fl.StringVar(&req.OverlapPolicy, "overlap", "", "skip (default) or queue a tick while the pipeline is still busy")
+	fl.StringArrayVar(&params, "param", nil, "template param NAME=VALUE (repeatable)")
+	fl.StringArrayVar(&labels, "label", nil, "label KEY=VALUE of its runs (repeatable)")
+	fl.StringVar(&req.Pool, "pool", "", "pool its runs execute in")
+	serverFlags(cmd, f)
+	return cmd
+}
+
+func newScheduleList(deps RunsDeps) *cobra.Command {
+	f := &runsFlags{deps: deps}
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List schedules with their last and next tick",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := f.client()
+			if err != nil {
+				return err
+			}
+			list, err := c.ListSchedules(cmd.Context())
+			if err != nil {
+				return f.apiError(cmd, "list schedules", err)
+			}
+			return printSchedules(cmd.OutOrStdout(), f.json, list...)
+		},
+	}
+	serverFlags(cmd, f)
+	return cmd
+}
+
+// newScheduleChange is pause, resume or delete of one schedule.
+func newScheduleChange(deps RunsDeps, verb string) *cobra.Command {
+	f := &runsFlags{deps: deps}
+	short := map[string]string{
+		"pause":  "Pause a schedule: its due ticks are recorded skipped (paused)",
+		"resume": "Resume a paused schedule from its next tick",
+		"delete": "Delete a schedule and its ticks (the runs it created stay)",
+	}[verb]
+	cmd := &cobra.Command{
+		Use:   verb + " ID",
+		Short: short,
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := f.client()
+			if err != nil {
+				return err
+			}
+			if verb == "delete" {
+				if err := c.DeleteSchedule(cmd.Context(), args[0]); err != nil {
+					return f.apiError(cmd, "delete schedule "+args[0], err)
+				}
+				_, err := fmt.Fprintf(cmd.OutOrStdout(), "deleted schedule %s\n", args[0])
+				return err
+			}
+			sc, err := c.SetSchedulePaused(cmd.Context(), args[0], verb == "pause")
+			if err != nil {
+				return f.apiError(cmd, verb+" schedule "+args[0], err)
+			}
+			return printSchedules(cmd.OutOrStdout(), f.json, sc)
+		},
+	}
+	serverFlags(cmd, f)
+	return cmd
+}
+
+func newScheduleTicks(deps RunsDeps) *cobra.Command {
+	f := &runsFlags{deps: deps}
+	var before string
+	var limit int
+	cmd := &cobra.Command{
+		Use:   "ticks ID",
+		Short: "List a schedule's recorded ticks, newest first",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := f.client()
+			if err != nil {
+				return err
+			}
+			page, err := c.ScheduleTicks(cmd.Context(), args[0], before, limit)
+			if err != nil {
+				return f.apiError(cmd, "ticks of schedule "+args[0], err)
+			}
+			if f.json {
+				return writeJSON(cmd.OutOrStdout(), page)
+			}
+			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "INSTANT\tSTATUS\tRUN\tREASON")
+			for _, tk := range page.Ticks {
+				reason := deref(tk.Reason)
+				if tk.SummaryCount != nil {
+					reason = fmt.Sprintf("%s (%d ticks from %s)", reason, *tk.SummaryCount, deref(tk.SummaryFirst))
+				}
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", tk.Instant, tk.Status, orDash(deref(tk.RunID)), reason)
+			}
+			if page.NextBefore != nil {
+				fmt.Fprintf(w, "(more: --before %s)\n", *page.NextBefore)
+			}
+			return w.Flush()
+		},
+	}
+	cmd.Flags().StringVar(&before, "before", "", "ticks before this RFC 3339 instant (the next page)")
+	cmd.Flags().IntVar(&limit, "limit", 0, "ticks per page, 1 to 1000 (default 100)")
+	serverFlags(cmd, f)
+	return cmd
+}
+
+func printSchedules(w io.Writer, asJSON bool, list ...client.Schedule) error {
+	if asJSON {
+		if len(list) == 1 {
+			return writeJSON(w, list[0])
+		}
+		return writeJSON(w, list)
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tTEMPLATE\tCRON\tTIMEZONE\tPAUSED\tLAST TICK\tNEXT TICK")
+	for _, s := range list {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%t\t%s\t%s\n", s.ID, s.TemplateID, s.Cron, s.Timezone, s.Paused,
+			orDash(deref(s.LastTick)), orDash(deref(s.NextTick)))
+	}
+	return tw.Flush()
+}
+
+// NewBackfillCommand is `sluice backfill`: one run per window of a time range (SPEC §9.4).
+func NewBackfillCommand(deps RunsDeps) *cobra.Command {
+	f := &runsFlags{deps: deps}
+	var req client.BackfillRequest
+	var params []string
+	var configFile string
+	cmd := &cobra.Command{
+		Use:   "backfill [TEMPLATE] --from TIME --to TIME --window DURATION",
+		Short: "Run a template (or --config FILE) once per window of a time range on a sluice server",
+		Long: "Cut [--from, --to) into windows of the ISO 8601 --window (P1D, PT6H, P1W, P1M), stepped in wall time\n" +
+			"in --timezone, and start one run per window with ${backfill.start} and ${backfill.end} set. Posting the\n" +
+			"same backfill again creates nothing new. At most --max-active of its runs execute at once.",
+		Example: `  sluice backfill orders --from 2026-03-01T00:00:00Z --to 2026-04-01T00:00:00Z --window P1D --param token=…`,
+		Args:    cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			switch {
+			case len(args) == 1 && configFile != "":
+				return Usage(fmt.Errorf("give a TEMPLATE or --config, not both"))
+			case len(args) == 1:
+				req.Template = args[0]
+			case configFile != "":
+				text, _, err := readConfig(configFile, cmd.InOrStdin())
+				if err != nil {
+					return Usage(err)
+				}
+				req.Config = string(text)
+			default:
+				return Usage(fmt.Errorf("give a TEMPLATE id or --config FILE"))
+			}
+			var err error
+			if req.Params, err = parseKeyValues(params, "--param"); err != nil {
+				return err
+			}
+			c, err := f.client()
+			if err != nil {
+				return err
+			}
+			res, err := c.Backfill(cmd.Context(), req)
+			if err != nil {
+				return f.apiError(cmd, "backfill", err)
+			}
+			if f.json {
+				return writeJSON(cmd.OutOrStdout(), res)
+			}
+			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintf(w, "backfill %s: %d runs\n", res.BackfillID, len(res.Runs))
+			fmt.Fprintln(w, "RUN\tSTART\tEND")
+			for _, r := range res.Runs {
+				fmt.Fprintf(w, "%s\t%s\t%s\n", r.RunID, r.Start, r.End)
+			}
+			return w.Flush()
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&configFile, "config", "", "a pipeline config FILE (- for stdin) instead of a template")
+	fl.StringVar(&req.From, "from", "", "start of the first window (RFC 3339)")
+	fl.StringVar(&req.To, "to", "", "end of the last window (RFC 3339)")
+	fl.StringVar(&req.Window, "window", "", "window length as an ISO 8601 duration: P1D, PT6H, P1W, P1M")
+	fl.StringVar(&req.Timezone, "timezone", "", "IANA zone the windows step in (default: the server's --timezone)")
+	fl.StringArrayVar(&params, "param", nil, "template param NAME=VALUE (repeatable)")
+	fl.StringVar(&req.Pool, "pool", "", "pool its runs execute in")
+	fl.IntVar(&req.MaxActive, "max-active", 0, "runs of the backfill executing at once, 1 to 1000 (default 1)")
+	serverFlags(cmd, f)
+	return cmd
+}
+
+// deref reads an optional string of an answer; null is "".
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
