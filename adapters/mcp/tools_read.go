@@ -138,7 +138,7 @@ func (t tools) getRun(ctx context.Context, _ *sdk.CallToolRequest, in runIDArgs)
 }
 
 func (t tools) runAnswer(rec *runs.Record) runAnswer {
-	return runAnswer{Run: toRunView(rec, t.s.redact), Terminal: terminal(rec.Status)}
+	return runAnswer{Run: toRunView(rec, t.s.redact), Terminal: run.Status(rec.Status).Terminal()}
 }
 
 func (t tools) listRuns(ctx context.Context, _ *sdk.CallToolRequest, in listRunsArgs) (*sdk.CallToolResult, listRunsAnswer, error) {

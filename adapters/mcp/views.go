@@ -47,11 +47,6 @@ type runErrorView struct {
 	Message string `json:"message"`
 }
 
-// terminal says whether a status is final, so an agent knows when to stop polling.
-func terminal(status string) bool {
-	return status == "completed" || status == "failed" || status == "cancelled"
-}
-
 func toRunView(r *runs.Record, redact func(string) string) runView {
 	out := runView{
 		RunID: r.ID, Name: r.Name, Status: r.Status, Pool: r.Pool, Tenant: r.Tenant, Labels: r.Labels,

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -28,11 +27,7 @@ func TestVaultOnAPostgresCluster(t *testing.T) {
 	history := testdb.Postgres(t)
 	dir := t.TempDir()
 	const secretValue = "Cl0ud-S3cret-Passw0rd-77"
-	auth := filepath.Join(dir, "principals.yaml")
-	require.NoError(t, os.WriteFile(auth, []byte(`- {name: root, token: admin-token-1, role: admin}
-- {name: acme-bot, token: acme-token-1, role: operator, tenant: acme}
-- {name: beta-bot, token: beta-token-1, role: operator, tenant: beta}
-`), 0o600))
+	auth := writeTenantPrincipals(t, dir)
 	key := newVaultKey(t)
 	v, err := vault.FromBase64(key)
 	require.NoError(t, err)
@@ -60,16 +55,7 @@ func TestVaultOnAPostgresCluster(t *testing.T) {
 		answers.Write(resp)
 		return code, resp
 	}
-	tpl := `version: 1
-name: orders
-params:
-  token: { type: string, secret: true, required: true }
-pipeline:
-  source: { type: generate, config: { count: 30, batch_size: 10 } }
-  sink:
-    type: sqlite
-    config: { connection_url: "sqlite:` + dir + `/out-${param.token}.db", table_name: rows, write_mode: append, create_table: true }
-`
+	tpl := secretTemplate(dir, 30)
 	code, resp := call(a, "POST", "/v1/templates", map[string]any{"id": "orders", "config": tpl, "tenants": []string{"acme"}})
 	require.Equal(t, http.StatusCreated, code, string(resp))
 

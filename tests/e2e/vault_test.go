@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -34,11 +35,7 @@ func TestVaultTemplatesAndTenants(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	const secretValue = "Sup3r-S3cret-Tok3n-42"
-	auth := filepath.Join(dir, "principals.yaml")
-	require.NoError(t, os.WriteFile(auth, []byte(`- {name: root, token: admin-token-1, role: admin}
-- {name: acme-bot, token: acme-token-1, role: operator, tenant: acme}
-- {name: beta-bot, token: beta-token-1, role: operator, tenant: beta}
-`), 0o600))
+	auth := writeTenantPrincipals(t, dir)
 	k1, k2 := newVaultKey(t), newVaultKey(t)
 	v1, err := vault.FromBase64(k1)
 	require.NoError(t, err)
@@ -59,16 +56,7 @@ func TestVaultTemplatesAndTenants(t *testing.T) {
 		answers.Write(resp)
 		return code, resp
 	}
-	tpl := `version: 1
-name: orders
-params:
-  token: { type: string, secret: true, required: true }
-pipeline:
-  source: { type: generate, config: { count: 20, batch_size: 10 } }
-  sink:
-    type: sqlite
-    config: { connection_url: "sqlite:` + dir + `/out-${param.token}.db", table_name: rows, write_mode: append, create_table: true }
-`
+	tpl := secretTemplate(dir, 20)
 	code, resp := call(a, "POST", "/v1/templates", "admin-token-1", map[string]any{"id": "orders", "config": tpl, "tenants": []string{"acme"}})
 	require.Equal(t, http.StatusCreated, code, string(resp))
 	code, resp = call(a, "POST", "/v1/templates", "admin-token-1", map[string]any{"id": "orders", "config": tpl, "tenants": []string{"acme"}})
@@ -215,4 +203,31 @@ func requireNoSecret(t *testing.T, where, text, secretValue string) {
 	for _, form := range []string{secretValue, url.QueryEscape(secretValue), base64.StdEncoding.EncodeToString([]byte(secretValue))} {
 		require.NotContains(t, text, form, "%s holds the secret", where)
 	}
+}
+
+// writeTenantPrincipals writes the --auth-config of the vault tests: an admin and one
+// operator for each of the tenants acme and beta.
+func writeTenantPrincipals(t *testing.T, dir string) string {
+	t.Helper()
+	auth := filepath.Join(dir, "principals.yaml")
+	require.NoError(t, os.WriteFile(auth, []byte(`- {name: root, token: admin-token-1, role: admin}
+- {name: acme-bot, token: acme-token-1, role: operator, tenant: acme}
+- {name: beta-bot, token: beta-token-1, role: operator, tenant: beta}
+`), 0o600))
+	return auth
+}
+
+// secretTemplate is the template "orders" with a required secret param token, which
+// ends up in the sink's file name dir/out-TOKEN.db: the file proves the run used it.
+func secretTemplate(dir string, rows int) string {
+	return `version: 1
+name: orders
+params:
+  token: { type: string, secret: true, required: true }
+pipeline:
+  source: { type: generate, config: { count: ` + strconv.Itoa(rows) + `, batch_size: 10 } }
+  sink:
+    type: sqlite
+    config: { connection_url: "sqlite:` + dir + `/out-${param.token}.db", table_name: rows, write_mode: append, create_table: true }
+`
 }
