@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/uptrace/bun"
+
 	"github.com/sluicehq/sluice/application/runs"
 )
 
@@ -19,6 +21,11 @@ const (
 
 // Audit appends an entry; a zero At is now. Details must already be redacted.
 func (s *Store) Audit(ctx context.Context, e runs.AuditEntry) error {
+	return translate("write audit entry", insertAudit(ctx, s.db, e))
+}
+
+// insertAudit appends e through db, a transaction when the entry belongs to one.
+func insertAudit(ctx context.Context, db bun.IDB, e runs.AuditEntry) error {
 	at := e.At
 	if at.IsZero() {
 		at = time.Now()
@@ -31,9 +38,9 @@ func (s *Store) Audit(ctx context.Context, e runs.AuditEntry) error {
 		}
 		details = string(b)
 	}
-	_, err := s.db.NewRaw("INSERT INTO sluice_audit (at, actor, action, run_id, details) VALUES (?, ?, ?, ?, ?)",
+	_, err := db.NewRaw("INSERT INTO sluice_audit (at, actor, action, run_id, details) VALUES (?, ?, ?, ?, ?)",
 		at.UnixMilli(), e.Actor, e.Action, nullIfEmpty(e.RunID), details).Exec(ctx)
-	return translate("write audit entry", err)
+	return err
 }
 
 // ListAudit returns up to limit entries with an id greater than after, oldest first;

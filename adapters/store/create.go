@@ -208,6 +208,16 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 	if err := insertSecrets(ctx, tx, rec); err != nil {
 		return err
 	}
+	if rec.Audit != nil {
+		e := *rec.Audit
+		if e.Details != nil {
+			e.Details = maps.Clone(e.Details)
+			e.Details["status"] = status
+		}
+		if err := insertAudit(ctx, tx, e); err != nil {
+			return fmt.Errorf("audit entry: %w", err)
+		}
+	}
 	if len(rec.Labels) == 0 {
 		return nil
 	}

@@ -15,8 +15,14 @@ const (
 
 // audit appends an entry with its details redacted. A failed audit write does not undo
 // or fail the call it records — the change is already committed and a client retry
-// would repeat it — so it is logged as an error instead.
+// would repeat it — so it is logged as an error instead. A new run's entry is not
+// written here: it commits with the run (Record.Audit).
 func (s *Service) audit(ctx context.Context, actor Principal, action, runID string, details map[string]any) {
+	s.writeAudit(ctx, s.auditEntry(actor, action, runID, details))
+}
+
+// auditEntry builds an entry with its details redacted.
+func (s *Service) auditEntry(actor Principal, action, runID string, details map[string]any) AuditEntry {
 	e := AuditEntry{
 		At:      s.now(),
 		Actor:   actor.Name,
@@ -27,8 +33,13 @@ func (s *Service) audit(ctx context.Context, actor Principal, action, runID stri
 	if e.Actor == "" {
 		e.Actor = System.Name
 	}
+	return e
+}
+
+// writeAudit appends e on its own, logging a failure (see audit).
+func (s *Service) writeAudit(ctx context.Context, e AuditEntry) {
 	if err := s.deps.Store.Audit(ctx, e); err != nil {
-		s.deps.Log.ErrorContext(ctx, "audit entry not written", "action", action, "run_id", runID, "error", s.deps.Redactor.Redact(err.Error()))
+		s.deps.Log.ErrorContext(ctx, "audit entry not written", "action", e.Action, "run_id", e.RunID, "error", s.deps.Redactor.Redact(err.Error()))
 	}
 }
 

@@ -51,6 +51,11 @@ type Record struct {
 	ClaimedAt    time.Time // zero when never claimed
 	StartedAt    time.Time
 	FinishedAt   time.Time
+	// Audit, when set, is the submission's audit entry (SPEC §2.10): Create and CreateTick
+	// append it in the transaction that stores the run, so the run and its entry commit
+	// together in one write, and set Details["status"] to the status they stored. Reads
+	// of a run leave it nil.
+	Audit *AuditEntry
 }
 
 // ShardSummary counts a sharded run's shards by status.

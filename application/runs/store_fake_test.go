@@ -97,7 +97,11 @@ func (s *fakeStore) Create(_ context.Context, rec *runs.Record, idem *runs.Idemp
 	if _, dup := s.runs[rec.ID]; dup {
 		return runs.CreateResult{}, fmt.Errorf("run %s: %w", rec.ID, run.ErrConflict)
 	}
+	if rec.Audit != nil && s.auditErr != nil {
+		return runs.CreateResult{}, s.auditErr // the entry shares the run's transaction
+	}
 	c := copyRecord(rec)
+	c.Audit = nil
 	if c.Serial {
 		for _, r := range s.runs {
 			st := run.Status(r.Status)
@@ -108,6 +112,15 @@ func (s *fakeStore) Create(_ context.Context, rec *runs.Record, idem *runs.Idemp
 		}
 	}
 	s.runs[c.ID] = c
+	if rec.Audit != nil {
+		e := *rec.Audit
+		e.Details = maps.Clone(e.Details)
+		if e.Details != nil {
+			e.Details["status"] = c.Status
+		}
+		e.Seq = int64(len(s.audit) + 1)
+		s.audit = append(s.audit, e)
+	}
 	if idem != nil {
 		k := idem.Scope + "\x00" + idem.Key
 		s.idem[k] = *idem

@@ -152,6 +152,7 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (SubmitResult, 
 	if req.IdempotencyKey != "" {
 		idem = &Idempotency{Scope: idempotencyScope(req), Key: req.IdempotencyKey, Fingerprint: fp}
 	}
+	rec.Audit = s.submitAudit(req, id, rec, false)
 	var res CreateResult
 	if req.Tick != nil {
 		res, err = s.deps.Store.CreateTick(ctx, rec, *req.Tick)
@@ -168,7 +169,6 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (SubmitResult, 
 		return s.replay(ctx, req, res, fp)
 	}
 	rec.Status = res.Status // the store may have made it queued
-	s.auditSubmit(ctx, req, res.RunID, rec, false)
 	if s.deps.Waker != nil {
 		s.deps.Waker.Wake()
 	}
@@ -188,17 +188,19 @@ func (s *Service) replay(ctx context.Context, req SubmitRequest, res CreateResul
 			return SubmitResult{}, ErrRunDeleted
 		}
 	}
-	s.auditSubmit(ctx, req, res.RunID, nil, true)
+	s.writeAudit(ctx, *s.submitAudit(req, res.RunID, nil, true))
 	return SubmitResult{RunID: res.RunID, Status: res.Status, Replayed: true}, nil
 }
 
-func (s *Service) auditSubmit(ctx context.Context, req SubmitRequest, id string, rec *Record, replayed bool) {
+// submitAudit is the audit entry of a submission; a new run's is written by the store
+// with the run (Record.Audit), which fills in the status it stored.
+func (s *Service) submitAudit(req SubmitRequest, id string, rec *Record, replayed bool) *AuditEntry {
 	d := map[string]any{
 		"trigger_kind": req.TriggerKind,
 		"replayed":     replayed,
 	}
 	if rec != nil {
-		d["name"], d["pool"], d["status"] = rec.Name, rec.Pool, rec.Status
+		d["name"], d["pool"] = rec.Name, rec.Pool
 		if len(rec.Labels) > 0 {
 			d["labels"] = rec.Labels
 		}
@@ -211,7 +213,8 @@ func (s *Service) auditSubmit(ctx context.Context, req SubmitRequest, id string,
 			d[k] = v
 		}
 	}
-	s.audit(ctx, req.Principal, ActionSubmitted, id, d)
+	e := s.auditEntry(req.Principal, ActionSubmitted, id, d)
+	return &e
 }
 
 // idempotencyScope keys idempotency per tenant, or per principal when untenanted (SPEC

@@ -371,13 +371,28 @@ func TestSubmitStoreErrorPassesThrough(t *testing.T) {
 	require.Zero(t, h.waker.count())
 }
 
-func TestSubmitSurvivesAFailedAuditWrite(t *testing.T) {
+func TestSubmitAndItsAuditEntryCommitTogether(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
+	r := req(operator, baseConfig)
+	r.IdempotencyKey = "k1"
+	first := h.submit(t, r)
+	entries, err := h.store.ListAudit(context.Background(), 0, 10)
+	require.NoError(t, err)
+	require.Len(t, entries, 1)
+	require.Equal(t, runs.ActionSubmitted, entries[0].Action)
+	require.Equal(t, first.RunID, entries[0].RunID)
+	require.Equal(t, "pending", entries[0].Details["status"], "the store records the status it stored")
+
 	h.store.auditErr = errors.New("disk full")
-	res := h.submit(t, req(operator, baseConfig))
-	_, err := h.store.Get(context.Background(), res.RunID)
-	require.NoError(t, err, "the run is created; the audit failure is logged, not returned")
+	replay := h.submit(t, r)
+	require.True(t, replay.Replayed, "a replay changes nothing, so a failed audit write is only logged")
+
+	_, err = h.svc.Submit(context.Background(), req(operator, baseConfig))
+	require.ErrorContains(t, err, "disk full", "a new run is not stored without its audit entry")
+	list, err := h.store.List(context.Background(), runs.Filter{})
+	require.NoError(t, err)
+	require.Len(t, list, 1, "only the first run exists")
 }
 
 func TestErrorsListsEverySentinel(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -93,6 +94,21 @@ func (c serveCase) sinkLabel() string {
 
 func (c serveCase) id() string { return fmt.Sprintf("%s-%s-%d", c.History, c.Sink, c.Slots) }
 
+// EnvBenchServeCases narrows the serve suite to the listed case ids (comma separated,
+// e.g. "postgres-stdout-8"), for measuring one change without the whole table.
+const EnvBenchServeCases = "SLUICE_BENCH_SERVE_CASES"
+
+// filterServeCases keeps the cases whose id is in the comma list; an empty list keeps all.
+func filterServeCases(cases []serveCase, list string) []serveCase {
+	if strings.TrimSpace(list) == "" {
+		return cases
+	}
+	want := strings.Split(list, ",")
+	return slices.DeleteFunc(cases, func(c serveCase) bool {
+		return !slices.ContainsFunc(want, func(w string) bool { return strings.TrimSpace(w) == c.id() })
+	})
+}
+
 // serveResult is what one case measured.
 type serveResult struct {
 	Total, Completed, Failed int
@@ -116,7 +132,7 @@ func (r serveResult) runsPerSec() float64 {
 
 func measureServe(ctx context.Context, env *harness.Env) (harness.Table, error) {
 	pgBase, pgErr := lookupURL(EnvBenchPostgres, envTestPostgres)
-	cases := serveCases(runtime.NumCPU(), pgErr == nil)
+	cases := filterServeCases(serveCases(runtime.NumCPU(), pgErr == nil), os.Getenv(EnvBenchServeCases))
 	var rows [][]string
 	for _, c := range cases {
 		env.Progress("serve %s: %s runs with %d clients", c.id(), harness.Thousands(serveRuns), serveClients)

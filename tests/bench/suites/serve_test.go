@@ -25,6 +25,15 @@ func TestServeCases(t *testing.T) {
 	}
 }
 
+func TestFilterServeCases(t *testing.T) {
+	t.Parallel()
+	all := serveCases(2, true)
+	require.Len(t, filterServeCases(all, ""), 8, "no list keeps every case")
+	got := filterServeCases(serveCases(2, true), "postgres-stdout-8, sqlite-sqlite-2")
+	require.Equal(t, []serveCase{{History: "sqlite", Sink: "sqlite", Slots: 2}, {History: "postgres", Sink: "stdout", Slots: 8}}, got)
+	require.Empty(t, filterServeCases(serveCases(2, true), "nope"))
+}
+
 func TestServePercentile(t *testing.T) {
 	t.Parallel()
 	var ds []time.Duration

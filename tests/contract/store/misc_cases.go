@@ -185,6 +185,33 @@ func miscCases() map[string]func(*testing.T, *env) {
 			require.Equal(t, "run.cancel.2", rest[0].Action)
 			require.Equal(t, "r-1", rest[0].RunID)
 		},
+		"a run's audit entry commits with it, with the stored status, and not on a replay": func(t *testing.T, e *env) {
+			entry := func() *runs.AuditEntry {
+				return &runs.AuditEntry{Actor: "alice", Action: runs.ActionSubmitted, Details: map[string]any{"name": "s"}}
+			}
+			idem := &runs.Idempotency{Scope: "acme", Key: "k-audit", Fingerprint: "fp"}
+			first := rec("s", func(r *runs.Record) { r.Serial = true; r.Audit = entry() })
+			first.Audit.RunID = first.ID
+			res, err := e.s.Create(e.ctx, first, idem)
+			require.NoError(t, err)
+			require.True(t, res.Created)
+			second := rec("s", func(r *runs.Record) { r.Serial = true; r.Audit = entry() })
+			second.Audit.RunID = second.ID
+			e.create(t, second) // queued behind the first
+			replay := rec("s", func(r *runs.Record) { r.Audit = entry() })
+			res, err = e.s.Create(e.ctx, replay, idem)
+			require.NoError(t, err)
+			require.False(t, res.Created)
+
+			got, err := e.s.ListAudit(e.ctx, 0, 10)
+			require.NoError(t, err)
+			require.Len(t, got, 2, "the replay's rolled-back transaction wrote no entry")
+			require.Equal(t, first.ID, got[0].RunID)
+			require.Equal(t, map[string]any{"name": "s", "status": "pending"}, got[0].Details)
+			require.Equal(t, "alice", got[0].Actor)
+			require.Equal(t, second.ID, got[1].RunID)
+			require.Equal(t, "queued", got[1].Details["status"])
+		},
 		"the exclusive lock refuses a second server and names the holder": func(t *testing.T, e *env) {
 			holder := store.Holder{InstanceID: "inst-1", Host: "host-a", PID: 4242}
 			release, err := e.s.AcquireExclusive(e.ctx, holder)
