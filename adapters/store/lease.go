@@ -113,42 +113,76 @@ func leaseLost(ref cluster.Ref) error {
 }
 
 // Finish ends an owned run in one transaction: status, counters, error, the attempt's
-// outcome, the callback outbox row and the promotion of a queued sibling.
+// outcome, the run's last log lines, the callback outbox row and the promotion of a
+// queued sibling.
+//
+// It is the hottest write of the server, so it is kept to few statements: the pipeline
+// key comes from the Outcome when the caller knows it, and the log counters move in the
+// status UPDATE — by every line, which is right unless the lines reach a cap, the rare
+// case corrected afterwards.
 func (s *Store) Finish(ctx context.Context, owner string, ref cluster.Ref, o cluster.Outcome, build runs.CallbackBuilder) error {
 	to := run.Status(o.Status)
 	if !to.Terminal() {
 		return &run.TransitionError{From: run.Running, To: to}
 	}
-	err := s.runInTx(ctx, func(ctx context.Context, tx bun.Tx) error {
-		if err := s.lockRunPipeline(ctx, tx, ref.ID); err != nil {
-			if errors.Is(err, run.ErrNotFound) {
-				return leaseLost(ref)
-			}
+	logRows, err := prepareLogs(o.Logs)
+	if err != nil {
+		return fmt.Errorf("finish run %s: %w", ref.ID, err)
+	}
+	addLines, addBytes := logTotals(logRows)
+	err = s.runInTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		if err := s.lockOutcomePipeline(ctx, tx, ref, o); err != nil {
 			return err
 		}
 		rec, err := scanRun(ctx, tx, s.q(`UPDATE sluice_runs SET status = ?,
   rows_read = ?, rows_written = ?, pages = ?, bytes = ?, elapsed_ms = elapsed_base_ms + ?,
   error_code = ?, error_message = ?, finished_at = {now},
   owner = NULL, owner_listen = NULL, lease_expires_at = NULL,
+  log_lines = CASE WHEN log_truncated THEN log_lines ELSE log_lines + ? END,
+  log_bytes = CASE WHEN log_truncated THEN log_bytes ELSE log_bytes + ? END,
   attempts = `+s.d.closeAttempt+`
 WHERE `+fence+`
 RETURNING `+runCols("")),
 			o.Status, o.Stats.RowsRead, o.Stats.RowsWritten, o.Stats.Pages, o.Stats.Bytes, o.Stats.ElapsedMS,
-			nullIfEmpty(o.ErrorCode), nullIfEmpty(o.ErrorMessage), o.Status, ref.ID, owner, ref.Epoch)
+			nullIfEmpty(o.ErrorCode), nullIfEmpty(o.ErrorMessage), addLines, addBytes,
+			o.Status, ref.ID, owner, ref.Epoch)
 		if err != nil {
 			return err
 		}
 		if rec == nil {
 			return leaseLost(ref)
 		}
-		if len(o.Logs) > 0 {
-			if err := s.appendLogs(ctx, tx, ref.ID, o.Logs); err != nil {
+		if len(logRows) > 0 && !rec.LogTruncated {
+			if err := finishLogs(ctx, tx, rec, logRows, addLines, addBytes); err != nil {
 				return fmt.Errorf("write the run's last log lines: %w", err)
 			}
 		}
 		return s.afterTerminal(ctx, tx, rec, build)
 	})
 	return translate("finish run "+ref.ID, err)
+}
+
+// finishLogs inserts a finished run's last lines, whose counts Finish already added to
+// rec's counters; lines that reach a cap are capped and the counters corrected.
+func finishLogs(ctx context.Context, tx bun.Tx, rec *runs.Record, rows []logRow, addLines int, addBytes int64) error {
+	before := logCounters{Lines: rec.LogLines - addLines, Bytes: rec.LogBytes - addBytes}
+	if rec.LogLines <= MaxLogLines && rec.LogBytes <= MaxLogBytes {
+		return insertLogs(ctx, tx, rec.ID, before.Lines+1, rows)
+	}
+	return writeCappedLogs(ctx, tx, rec.ID, before, rows)
+}
+
+// lockOutcomePipeline takes the shared lock of the run's pipeline key, read from the
+// Outcome when the caller set it. A missing run is lease-lost: it was purged or deleted.
+func (s *Store) lockOutcomePipeline(ctx context.Context, tx bun.Tx, ref cluster.Ref, o cluster.Outcome) error {
+	if o.Name != "" {
+		return s.lockPipelineShared(ctx, tx, o.Tenant, o.Name)
+	}
+	err := s.lockRunPipeline(ctx, tx, ref.ID)
+	if errors.Is(err, run.ErrNotFound) {
+		return leaseLost(ref)
+	}
+	return err
 }
 
 // HandBack returns an owned run to pending without spending an attempt, or ends it

@@ -37,14 +37,10 @@ func (s *Store) AppendLogs(ctx context.Context, runID string, lines []cluster.Lo
 	return translate("append logs of run "+runID, err)
 }
 
-// appendLogs is AppendLogs inside the caller's transaction (Finish writes a run's last
-// lines in its terminal transaction).
+// appendLogs is AppendLogs inside the caller's transaction (a shard's end writes its
+// last lines in its terminal transaction).
 func (s *Store) appendLogs(ctx context.Context, tx bun.Tx, runID string, lines []cluster.LogLine) error {
-	var cur struct {
-		Lines     int   `bun:"log_lines"`
-		Bytes     int64 `bun:"log_bytes"`
-		Truncated bool  `bun:"log_truncated"`
-	}
+	var cur logCounters
 	err := tx.NewRaw("SELECT log_lines, log_bytes, log_truncated FROM sluice_runs WHERE id = ?"+s.d.forUpdate, runID).Scan(ctx, &cur)
 	if errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("run %s: %w", runID, run.ErrNotFound)
@@ -52,46 +48,104 @@ func (s *Store) appendLogs(ctx context.Context, tx bun.Tx, runID string, lines [
 	if err != nil || cur.Truncated {
 		return err
 	}
-	var (
-		vals      strings.Builder
-		args      []any
-		truncated bool
-	)
-	row := func(at time.Time, level, msg, attrs string) {
-		if at.IsZero() {
-			at = time.Now()
-		}
-		if len(args) > 0 {
-			vals.WriteString(", ")
-		}
-		vals.WriteString("(?, ?, ?, ?, ?, ?)")
-		cur.Lines++
-		cur.Bytes += int64(len(msg) + len(attrs))
-		args = append(args, runID, cur.Lines, at.UnixMilli(), level, msg, attrs)
+	rows, err := prepareLogs(lines)
+	if err != nil {
+		return err
 	}
+	return writeCappedLogs(ctx, tx, runID, cur, rows)
+}
+
+// logCounters are a run's log counters as sluice_runs keeps them.
+type logCounters struct {
+	Lines     int   `bun:"log_lines"`
+	Bytes     int64 `bun:"log_bytes"`
+	Truncated bool  `bun:"log_truncated"`
+}
+
+// logRow is a line ready to insert; size is what it counts against the byte cap.
+type logRow struct {
+	at                time.Time
+	level, msg, attrs string
+}
+
+func (r logRow) size() int64 { return int64(len(r.msg) + len(r.attrs)) }
+
+// prepareLogs encodes the lines' attributes and stamps lines without a time.
+func prepareLogs(lines []cluster.LogLine) ([]logRow, error) {
+	out := make([]logRow, 0, len(lines))
 	for _, l := range lines {
 		attrs := "{}"
 		if len(l.Attrs) > 0 {
 			b, err := json.Marshal(l.Attrs)
 			if err != nil {
-				return fmt.Errorf("log attributes: %w", err)
+				return nil, fmt.Errorf("log attributes: %w", err)
 			}
 			attrs = string(b)
 		}
-		if cur.Lines+1 > MaxLogLines || cur.Bytes+int64(len(l.Message)+len(attrs)) > MaxLogBytes {
-			row(l.At, "WARN", fmt.Sprintf("%sthe log of this run reached its cap of %d lines or %d bytes; later lines are not kept",
-				TruncationPrefix, MaxLogLines, MaxLogBytes), "{}")
-			truncated = true
-			break
+		at := l.At
+		if at.IsZero() {
+			at = time.Now()
 		}
-		row(l.At, l.Level, l.Message, attrs)
+		out = append(out, logRow{at: at, level: l.Level, msg: l.Message, attrs: attrs})
 	}
-	if _, err := tx.NewRaw("INSERT INTO sluice_run_logs (run_id, seq, at, level, message, attrs) VALUES "+vals.String(),
-		args...).Exec(ctx); err != nil {
+	return out, nil
+}
+
+// logTotals is what rows add to the counters when none is capped.
+func logTotals(rows []logRow) (lines int, bytes int64) {
+	for _, r := range rows {
+		bytes += r.size()
+	}
+	return len(rows), bytes
+}
+
+// capLogs keeps the rows that fit under the caps after cur and, past a cap, one marker
+// line instead of the rest; it answers the counters after them.
+func capLogs(cur logCounters, rows []logRow) ([]logRow, logCounters) {
+	for i, r := range rows {
+		if cur.Lines+1 > MaxLogLines || cur.Bytes+r.size() > MaxLogBytes {
+			marker := logRow{at: r.at, level: "WARN", attrs: "{}", msg: fmt.Sprintf(
+				"%sthe log of this run reached its cap of %d lines or %d bytes; later lines are not kept",
+				TruncationPrefix, MaxLogLines, MaxLogBytes)}
+			cur.Lines++
+			cur.Bytes += marker.size()
+			cur.Truncated = true
+			return append(rows[:i:i], marker), cur
+		}
+		cur.Lines++
+		cur.Bytes += r.size()
+	}
+	return rows, cur
+}
+
+// writeCappedLogs inserts rows after the counters cur, capped, and stores the counters
+// after them.
+func writeCappedLogs(ctx context.Context, tx bun.Tx, runID string, cur logCounters, rows []logRow) error {
+	kept, next := capLogs(cur, rows)
+	if err := insertLogs(ctx, tx, runID, cur.Lines+1, kept); err != nil {
 		return err
 	}
-	_, err = tx.NewRaw("UPDATE sluice_runs SET log_lines = ?, log_bytes = ?, log_truncated = ? WHERE id = ?",
-		cur.Lines, cur.Bytes, truncated, runID).Exec(ctx)
+	_, err := tx.NewRaw("UPDATE sluice_runs SET log_lines = ?, log_bytes = ?, log_truncated = ? WHERE id = ?",
+		next.Lines, next.Bytes, next.Truncated, runID).Exec(ctx)
+	return err
+}
+
+// insertLogs inserts rows with seq numbers from firstSeq in one statement.
+func insertLogs(ctx context.Context, tx bun.Tx, runID string, firstSeq int, rows []logRow) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	var vals strings.Builder
+	args := make([]any, 0, 6*len(rows))
+	for i, r := range rows {
+		if i > 0 {
+			vals.WriteString(", ")
+		}
+		vals.WriteString("(?, ?, ?, ?, ?, ?)")
+		args = append(args, runID, firstSeq+i, r.at.UnixMilli(), r.level, r.msg, r.attrs)
+	}
+	_, err := tx.NewRaw("INSERT INTO sluice_run_logs (run_id, seq, at, level, message, attrs) VALUES "+vals.String(),
+		args...).Exec(ctx)
 	return err
 }
 

@@ -17,7 +17,7 @@ var runColumns = []string{
 	"lease_epoch", "lease_expires_at", "cancel_requested", "timeout_secs", "config",
 	"config_sealed", "callback", "template_id", "template_version", "shard_count",
 	"rows_read", "rows_written", "pages", "bytes", "elapsed_ms", "error_code", "error_message",
-	"log_lines", "log_bytes", "created_at", "claimed_at", "started_at", "finished_at",
+	"log_lines", "log_bytes", "log_truncated", "created_at", "claimed_at", "started_at", "finished_at",
 }
 
 // runCols is runColumns as a select list, optionally qualified by a table alias.
@@ -66,6 +66,7 @@ type runRow struct {
 	ErrorMessage    string `bun:"error_message"`
 	LogLines        int    `bun:"log_lines"`
 	LogBytes        int64  `bun:"log_bytes"`
+	LogTruncated    bool   `bun:"log_truncated"`
 	CreatedAt       int64  `bun:"created_at"`
 	ClaimedAt       int64  `bun:"claimed_at"`
 	StartedAt       int64  `bun:"started_at"`
@@ -96,7 +97,7 @@ func (r *runRow) record() (*runs.Record, error) {
 			ElapsedMS: r.ElapsedMS,
 		},
 		ErrorCode: r.ErrorCode, ErrorMessage: r.ErrorMessage, LogLines: r.LogLines,
-		LogBytes: r.LogBytes, CreatedAt: fromMS(r.CreatedAt), ClaimedAt: fromMS(r.ClaimedAt),
+		LogBytes: r.LogBytes, LogTruncated: r.LogTruncated, CreatedAt: fromMS(r.CreatedAt), ClaimedAt: fromMS(r.ClaimedAt),
 		StartedAt: fromMS(r.StartedAt), FinishedAt: fromMS(r.FinishedAt),
 	}
 	if r.Labels != "" && r.Labels != "{}" {

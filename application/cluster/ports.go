@@ -47,6 +47,9 @@ type Outcome struct {
 	// reader that sees the terminal status has seen every line, and a short run costs
 	// one transaction instead of two.
 	Logs []LogLine
+	// Tenant and Name are the run's pipeline key, when the caller knows it (from its
+	// claim): the store takes the key's lock without reading them first.
+	Tenant, Name string
 }
 
 // Progress are the counters of a running execution.

@@ -112,6 +112,7 @@ func (m *Member) finish(e *execution, o Outcome) {
 // last one), and counts the run that ended.
 func (m *Member) finishOnce(ctx context.Context, e *execution, o Outcome) error {
 	if e.shard == nil {
+		o.Tenant, o.Name = e.claim.Tenant, e.claim.Name
 		err := m.deps.Store.Finish(ctx, m.cfg.InstanceID, e.ref, o, m.deps.Callbacks)
 		if err == nil {
 			m.metrics.RunFinished(o.Status, reason(o))

@@ -47,6 +47,7 @@ type Record struct {
 	ErrorMessage string
 	LogLines     int
 	LogBytes     int64
+	LogTruncated bool // the persisted log reached its cap (SPEC §2.3)
 	CreatedAt    time.Time
 	ClaimedAt    time.Time // zero when never claimed
 	StartedAt    time.Time

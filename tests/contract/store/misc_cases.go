@@ -81,6 +81,39 @@ func miscCases() map[string]func(*testing.T, *env) {
 			got := e.get(t, r.ID)
 			require.Equal(t, 10_001, got.LogLines)
 		},
+		"finish caps its last log lines too, and a capped log takes no more": func(t *testing.T, e *env) {
+			c := e.claimOne(t, "p", longTTL)
+			require.NoError(t, e.s.AppendLogs(e.ctx, c.ID, logLines(9_998, "line")))
+			require.NoError(t, e.s.Finish(e.ctx, e.owner.InstanceID, cluster.Ref{ID: c.ID, Epoch: c.Epoch},
+				cluster.Outcome{Status: "completed", Logs: logLines(5, "tail"), Tenant: "", Name: "p"}, nil))
+			all := readAllLogs(t, e, c.ID)
+			require.Len(t, all, 10_001, "two tail lines fit, then the marker")
+			require.Equal(t, "tail 1", all[9_999].Message)
+			require.True(t, strings.HasPrefix(all[10_000].Message, "log truncated: "), all[10_000].Message)
+			got := e.get(t, c.ID)
+			require.Equal(t, 10_001, got.LogLines, "the counters Finish moved by 5 lines were corrected")
+			require.True(t, got.LogTruncated)
+			var bytes int64
+			for _, l := range all {
+				bytes += int64(len(l.Message) + 2) // attrs "{}"
+			}
+			require.Equal(t, bytes, got.LogBytes)
+
+			capped := e.claimOne(t, "q", longTTL)
+			big := strings.Repeat("x", 100_000)
+			for range 11 {
+				require.NoError(t, e.s.AppendLogs(e.ctx, capped.ID, []cluster.LogLine{{At: time.Now(), Level: "INFO", Message: big}}))
+			}
+			before := e.get(t, capped.ID)
+			require.True(t, before.LogTruncated)
+			require.NoError(t, e.s.Finish(e.ctx, e.owner.InstanceID, cluster.Ref{ID: capped.ID, Epoch: capped.Epoch},
+				cluster.Outcome{Status: "failed", ErrorCode: "x", ErrorMessage: "y", Logs: logLines(1, "late")}, nil))
+			after := e.get(t, capped.ID)
+			require.Equal(t, before.LogLines, after.LogLines, "a truncated log's counters stay")
+			require.Equal(t, before.LogBytes, after.LogBytes)
+			require.Len(t, readAllLogs(t, e, capped.ID), before.LogLines)
+			require.Equal(t, "failed", after.Status)
+		},
 		"logs stop at 1 MiB with one truncation marker": func(t *testing.T, e *env) {
 			r := e.create(t, rec("p"))
 			big := strings.Repeat("x", 100_000)
