@@ -28,18 +28,30 @@ func (m *Member) claimLoop() {
 			return
 		case <-m.wake:
 		case <-timer.C:
+			m.shardsHint.Store(true)
 		}
 	}
 }
 
 // claimOnce claims one batch — shards of sharded runs first, then runs (SPEC §4.3), from
 // one capacity — and reports whether it was full.
+//
+// Shards are looked for only when some may be pending: after a notification from the
+// history (a peer's plan, a requeue), a poll, planning here, or a claim that found some.
+// A slot freed here or a submission here cannot have made shards pending, and skipping
+// the shard claim then spares a busy member one statement per run.
 func (m *Member) claimOnce() (full bool) {
 	n := m.claimable()
 	if n == 0 {
 		return false
 	}
-	got := m.claimShards(n)
+	got := 0
+	if m.shardsHint.Swap(false) {
+		got = m.claimShards(n)
+		if got > 0 {
+			m.shardsHint.Store(true) // more may wait behind a full batch
+		}
+	}
 	if got < n {
 		got += m.claimRuns(n - got)
 	}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sluicehq/sluice/application/execute"
@@ -129,12 +130,15 @@ type Member struct {
 	metrics Metrics
 	owner   Owner
 
-	wake      chan struct{} // capacity 1: a pending nudge of the claim loop
-	quitClaim chan struct{} // closed once: stop claiming (drain, stop)
-	quitOnce  sync.Once
-	claimDone chan struct{} // closed when the claim loop has returned
-	skipGrace chan struct{} // closed by a second Drain
-	skipOnce  sync.Once
+	wake chan struct{} // capacity 1: a pending nudge of the claim loop
+	// shardsHint says pending shards may exist (see claimOnce): set by a notification, by
+	// the poll, by a claim that found shards and by planning here. It starts set.
+	shardsHint atomic.Bool
+	quitClaim  chan struct{} // closed once: stop claiming (drain, stop)
+	quitOnce   sync.Once
+	claimDone  chan struct{} // closed when the claim loop has returned
+	skipGrace  chan struct{} // closed by a second Drain
+	skipOnce   sync.Once
 
 	mu           sync.Mutex
 	started      bool
@@ -192,7 +196,7 @@ func New(cfg Config, deps Deps) (*Member, error) {
 		deps.Callbacks = func(runs.CallbackInput) (string, []byte, bool) { return "", nil, false }
 	}
 	root, cancel := context.WithCancel(context.Background())
-	return &Member{
+	m := &Member{
 		cfg:        cfg,
 		deps:       deps,
 		log:        deps.Log.With("instance_id", cfg.InstanceID),
@@ -208,7 +212,9 @@ func New(cfg Config, deps Deps) (*Member, error) {
 		changed:    make(chan struct{}),
 		root:       root,
 		cancelRoot: cancel,
-	}, nil
+	}
+	m.shardsHint.Store(true)
+	return m, nil
 }
 
 func validate(cfg Config, deps Deps) error {

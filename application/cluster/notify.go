@@ -1,7 +1,7 @@
 package cluster
 
 // notifyLoop turns the history's notifications into action at once (SPEC §4.3, §4.6): a
-// work notification wakes the claim loop, a cancel notification fires the token of the
+// work notification wakes the claim loop (and has it look for shards), a cancel notification fires the token of the
 // named run when it executes here. Polling stays on as the fallback, so nothing here is
 // the only path to anything.
 func (m *Member) notifyLoop() {
@@ -11,6 +11,7 @@ func (m *Member) notifyLoop() {
 		case <-m.root.Done():
 			return
 		case <-wake:
+			m.shardsHint.Store(true) // a peer may have planned or requeued shards
 			m.Wake()
 		case id := <-cancels:
 			m.notifiedCancel(id)

@@ -69,6 +69,7 @@ func (m *Member) coordinate(e *execution, log *slog.Logger, cfg *pipeline.Config
 	switch {
 	case err == nil:
 		log.Info("run split into shards", "shards", len(plan), "shard_count", c.ShardCount)
+		m.shardsHint.Store(true) // the claim loop, woken when this run's slot frees, takes some
 		return result{act: actSharded}, true
 	case errors.Is(err, run.ErrLeaseLost):
 		return result{act: actDiscard}, true

@@ -214,3 +214,31 @@ func TestDrainHandsShardsBack(t *testing.T) {
 		"a drained shard goes back to pending without spending an attempt")
 	require.Empty(t, sh.finished)
 }
+
+func TestShardClaimsOnlyWhenShardsMayBePending(t *testing.T) {
+	t.Parallel()
+	store := newFakeStore()
+	sh := newFakeShards()
+	n := newFakeNotifications()
+	shardCalls := func() int { sh.mu.Lock(); defer sh.mu.Unlock(); return sh.claimCalls }
+	h := start(t, store, &fakeRunner{fn: succeed(1)}, func(c *cluster.Config, d *cluster.Deps) {
+		sharding(sh, &fakePlanner{}, true)(c, d)
+		noPolling(n)(c, d)
+	})
+	require.Eventually(t, func() bool { return shardCalls() == 1 }, waitFor, tick, "the first claim looks for shards")
+
+	for i := range 5 { // local work: submissions and freed slots
+		id := fmt.Sprintf("r%d", i)
+		store.add(claimed(id))
+		h.member.Wake()
+		require.Eventually(t, func() bool { _, ok := store.outcome(id); return ok }, waitFor, tick)
+	}
+	require.Equal(t, 1, shardCalls(), "a wake-up from this member cannot have made shards pending")
+
+	sh.addShards(shardedRun("big", 2), 2)
+	n.wake <- struct{}{} // a peer planned them
+	for i := range 2 {
+		require.Eventually(t, func() bool { _, ok := sh.outcome(cluster.ShardRef{RunID: "big", Index: i}); return ok }, waitFor, tick)
+	}
+	require.GreaterOrEqual(t, shardCalls(), 2)
+}

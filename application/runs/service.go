@@ -81,6 +81,7 @@ type Service struct {
 	policy    callback.Policy
 	policyErr error
 	ids       *v7Source
+	queue     *queueLimit
 }
 
 // New returns the run use-cases over deps with cfg's settings.
@@ -114,6 +115,7 @@ func New(deps Deps, cfg Config) *Service {
 		cfg.IdempotencyRetention = DefaultIdempotencyRetention
 	}
 	s := &Service{deps: deps, cfg: cfg, ids: &v7Source{}}
+	s.queue = &queueLimit{max: cfg.MaxQueued, count: deps.Store.CountQueued, now: deps.Clock.Now}
 	s.policy, s.policyErr = callback.NewPolicy(cfg.CallbackAllowHosts)
 	if s.deps.NewID == nil {
 		s.deps.NewID = s.ids.next

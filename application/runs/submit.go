@@ -79,13 +79,9 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (SubmitResult, 
 		return SubmitResult{}, err
 	}
 	propose := s.mustPropose(req)
-	if s.cfg.MaxQueued > 0 && !propose {
-		n, err := s.deps.Store.CountQueued(ctx)
-		if err != nil {
+	if !propose {
+		if err := s.queue.admit(ctx); err != nil {
 			return SubmitResult{}, err
-		}
-		if n >= s.cfg.MaxQueued {
-			return SubmitResult{}, fmt.Errorf("%w: %d runs are pending or queued (limit %d)", ErrQueueFull, n, s.cfg.MaxQueued)
 		}
 	}
 
