@@ -134,7 +134,11 @@ func (s *Store) Finish(ctx context.Context, owner string, ref cluster.Ref, o clu
 		if err := s.lockOutcomePipeline(ctx, tx, ref, o); err != nil {
 			return err
 		}
-		rec, err := scanRun(ctx, tx, s.q(`UPDATE sluice_runs SET status = ?,
+		// The key's oldest queued run comes back with the row: with none (the common
+		// case) promotion has nothing to do and costs no statement. The key's shared lock,
+		// taken above, keeps a queued run from appearing unseen (see promote).
+		var rows []finishRow
+		err := tx.NewRaw(s.q(`UPDATE sluice_runs SET status = ?,
   rows_read = ?, rows_written = ?, pages = ?, bytes = ?, elapsed_ms = elapsed_base_ms + ?,
   error_code = ?, error_message = ?, finished_at = {now},
   owner = NULL, owner_listen = NULL, lease_expires_at = NULL,
@@ -142,24 +146,42 @@ func (s *Store) Finish(ctx context.Context, owner string, ref cluster.Ref, o clu
   log_bytes = CASE WHEN log_truncated THEN log_bytes ELSE log_bytes + ? END,
   attempts = `+s.d.closeAttempt+`
 WHERE `+fence+`
-RETURNING `+runCols("")),
+RETURNING `+runCols("")+`, (SELECT min(q.id) FROM sluice_runs q
+  WHERE q.tenant = sluice_runs.tenant AND q.name = sluice_runs.name AND q.status = 'queued') AS queued_id`),
 			o.Status, o.Stats.RowsRead, o.Stats.RowsWritten, o.Stats.Pages, o.Stats.Bytes, o.Stats.ElapsedMS,
 			nullIfEmpty(o.ErrorCode), nullIfEmpty(o.ErrorMessage), addLines, addBytes,
-			o.Status, ref.ID, owner, ref.Epoch)
-		if err != nil {
+			o.Status, ref.ID, owner, ref.Epoch).Scan(ctx, &rows)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
-		if rec == nil {
+		if len(rows) == 0 {
 			return leaseLost(ref)
+		}
+		rec, err := rows[0].record()
+		if err != nil {
+			return err
 		}
 		if len(logRows) > 0 && !rec.LogTruncated {
 			if err := finishLogs(ctx, tx, rec, logRows, addLines, addBytes); err != nil {
 				return fmt.Errorf("write the run's last log lines: %w", err)
 			}
 		}
-		return s.afterTerminal(ctx, tx, rec, build)
+		if err := s.terminalWrites(ctx, tx, rec, build); err != nil {
+			return err
+		}
+		if rows[0].QueuedID == "" {
+			return nil
+		}
+		return s.promote(ctx, tx, rec.Tenant, rec.Name)
 	})
 	return translate("finish run "+ref.ID, err)
+}
+
+// finishRow is the row Finish's UPDATE returns: the run, and its key's oldest queued
+// run ("" when none).
+type finishRow struct {
+	runRow
+	QueuedID string `bun:"queued_id"`
 }
 
 // finishLogs inserts a finished run's last lines, whose counts Finish already added to

@@ -38,6 +38,15 @@ func (s *Store) lockRunPipeline(ctx context.Context, tx bun.Tx, id string) error
 // transition owes: the callback outbox row when build says the run wants one, and the
 // promotion of the pipeline key's oldest queued run.
 func (s *Store) afterTerminal(ctx context.Context, tx bun.Tx, rec *runs.Record, build runs.CallbackBuilder) error {
+	if err := s.terminalWrites(ctx, tx, rec, build); err != nil {
+		return err
+	}
+	return s.promote(ctx, tx, rec.Tenant, rec.Name)
+}
+
+// terminalWrites is afterTerminal without the promotion, for a caller that already knows
+// whether the key has a queued run.
+func (s *Store) terminalWrites(ctx context.Context, tx bun.Tx, rec *runs.Record, build runs.CallbackBuilder) error {
 	// A terminal run needs its secrets no more (SPEC §7.2); its stored config keeps tokens.
 	// Secrets exist only beside a config with tokens, and a run without is the common case.
 	if mayHoldSecrets(rec) {
@@ -53,7 +62,7 @@ VALUES (?, ?, ?, 0, {now}, {now})`), rec.ID, url, string(payload)).Exec(ctx); er
 			}
 		}
 	}
-	return s.promote(ctx, tx, rec.Tenant, rec.Name)
+	return nil
 }
 
 // promote moves the oldest queued run of (tenant, name) to pending once fewer runs of
