@@ -25,6 +25,7 @@ func provideSchedules(s *serveSettings, log *slog.Logger, st *store.Store, tpl *
 		Sealer:    runsSealer(s),
 		Log:       log,
 		Metrics:   m,
+		Audit:     st,
 	}, scheduling.Config{Zone: s.Zone})
 }
 
