@@ -76,7 +76,7 @@ func provideListener(lc fx.Lifecycle, s *serveSettings, st *store.Store, log mem
 		return nil, nil
 	}
 	l, err := notify.New(notify.Config{URL: s.History, WorkChannel: st.WorkChannel(), CancelChannel: st.CancelChannel(),
-		Log: log.Logger})
+		ScheduleChannel: st.ScheduleChannel(), Log: log.Logger})
 	if err != nil {
 		return nil, err
 	}

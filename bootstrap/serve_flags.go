@@ -77,7 +77,7 @@ func (f *serveFlags) register(fs *pflag.FlagSet) {
 	fs.Int64Var(&f.bodyLimit, "body-limit-bytes", DefaultBodyLimit, "largest request body accepted (413 past it)")
 	fs.IntVar(&f.graceSecs, "shutdown-grace-secs", DefaultShutdownGrace, "on SIGTERM/SIGINT, how long running runs may finish before they are handed back (0 allowed)")
 	fs.IntVar(&f.killSecs, "shutdown-kill-secs", DefaultShutdownKill, "after the grace, how long to wait for runs to stop before abandoning them")
-	fs.IntVar(&f.retainSecs, "retain-terminal-runs-secs", DefaultRetainTerminal, "terminal runs older than this are purged with their logs")
+	fs.IntVar(&f.retainSecs, "retain-terminal-runs-secs", DefaultRetainTerminal, "terminal runs older than this are purged with their logs, and schedule ticks but the newest of each schedule")
 	fs.IntVar(&f.idemSecs, "idempotency-retention-secs", DefaultIdemRetention, "how long idempotency keys are kept")
 	fs.StringVar(&f.callbackSecret, "callback-secret", "", "HMAC key signing completion callbacks in X-Sluice-Signature (default: none, unsigned)")
 	fs.StringSliceVar(&f.callbackAllowHosts, "callback-allow-host", nil, "host, address or CIDR that callbacks and fetched URLs may reach despite the metadata/link-local block (repeatable; default: none)")

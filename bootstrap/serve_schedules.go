@@ -7,6 +7,7 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/sluicehq/sluice/adapters/metrics"
+	"github.com/sluicehq/sluice/adapters/notify"
 	"github.com/sluicehq/sluice/adapters/store"
 	"github.com/sluicehq/sluice/application/runs"
 	"github.com/sluicehq/sluice/application/scheduling"
@@ -25,16 +26,23 @@ func provideSchedules(s *serveSettings, log *slog.Logger, st *store.Store, tpl *
 		Sealer:    runsSealer(s),
 		Log:       log,
 		Metrics:   m,
+		Audit:     st,
 	}, scheduling.Config{Zone: s.Zone})
 }
 
 // startScheduler campaigns for the scheduler's leadership once the API serves (SPEC
 // §9.3): a single server always leads; clustered members elect one. Its hook is
 // registered after the drain's, so it stops first: a draining leader resigns before its
-// runs drain, and a standby takes over at once.
-func startScheduler(lc fx.Lifecycle, s *serveSettings, id identity, st *store.Store, svc *scheduling.Service) {
+// runs drain, and a standby takes over at once. A clustered member on PostgreSQL (ln
+// not nil) also wakes on the schedules other members create or resume.
+func startScheduler(lc fx.Lifecycle, s *serveSettings, id identity, st *store.Store, svc *scheduling.Service, ln *notify.Listener) {
+	var wake <-chan struct{}
+	if ln != nil {
+		wake = ln.ScheduleWakeups()
+	}
 	l := scheduling.NewLeader(svc, st.Elector(s.Cluster), scheduling.LeaderConfig{
 		Candidate: scheduling.Candidate{InstanceID: id.InstanceID, Host: id.Host, PID: id.PID, Version: id.Version, TTL: s.LeaderTTL},
+		Wake:      wake,
 	})
 	lc.Append(fx.Hook{
 		OnStart: func(context.Context) error { l.Start(); return nil },

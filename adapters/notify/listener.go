@@ -38,6 +38,9 @@ type Config struct {
 	// (store.WorkChannel, store.CancelChannel); both are required and must differ.
 	WorkChannel   string
 	CancelChannel string
+	// ScheduleChannel is store.ScheduleChannel: a new or resumed schedule, heard through
+	// ScheduleWakeups. Optional; it must differ from the other two.
+	ScheduleChannel string
 	// Log receives connection losses and recoveries; nil discards them.
 	Log *slog.Logger
 	// MinBackoff and MaxBackoff bound the wait between reconnect attempts; the wait
@@ -60,6 +63,7 @@ type Listener struct {
 	redact func(string) string
 
 	wake    chan struct{} // capacity 1: one pending wake-up stands for any number
+	sched   chan struct{} // the same, for schedule changes
 	cancels chan string   // fed by the forwarder from queue
 	queue   *cancelQueue
 
@@ -86,6 +90,9 @@ func New(cfg Config) (*Listener, error) {
 	}
 	if cfg.WorkChannel == cfg.CancelChannel {
 		return nil, fmt.Errorf("notify: the work and cancel channels are both %q; they must differ", cfg.WorkChannel)
+	}
+	if cfg.ScheduleChannel != "" && (cfg.ScheduleChannel == cfg.WorkChannel || cfg.ScheduleChannel == cfg.CancelChannel) {
+		return nil, fmt.Errorf("notify: the schedule channel %q is also the work or cancel channel; they must differ", cfg.ScheduleChannel)
 	}
 	conn, err := pgx.ParseConfig(cfg.URL)
 	if err != nil {
@@ -115,13 +122,17 @@ func New(cfg Config) (*Listener, error) {
 	}
 	return &Listener{
 		cfg: cfg, conn: conn, log: log.With("component", "listener"), redact: redact,
-		wake: make(chan struct{}, 1), cancels: make(chan string), queue: newCancelQueue(),
+		wake: make(chan struct{}, 1), sched: make(chan struct{}, 1), cancels: make(chan string), queue: newCancelQueue(),
 	}, nil
 }
 
 // Wakeups delivers a value when claimable work may have appeared. One pending value
 // stands for any number of notifications.
 func (l *Listener) Wakeups() <-chan struct{} { return l.wake }
+
+// ScheduleWakeups delivers a value when a schedule was created or resumed (never without
+// Config.ScheduleChannel). One pending value stands for any number of notifications.
+func (l *Listener) ScheduleWakeups() <-chan struct{} { return l.sched }
 
 // Cancels delivers the id of a run whose cancel flag was set, or "" when the flags of
 // every run executing here must be read again (a trailing notification that stood for
@@ -225,14 +236,17 @@ func (l *Listener) Run(ctx context.Context) error {
 	return nil
 }
 
-// subscribe connects and LISTENs on both channels. Whatever was notified while no
-// connection listened is lost, so it announces a wake-up and a full cancel check.
+// subscribe connects and LISTENs on the channels. Whatever was notified while no
+// connection listened is lost, so it announces wake-ups and a full cancel check.
 func (l *Listener) subscribe(ctx context.Context) (*pgx.Conn, error) {
 	conn, err := pgx.ConnectConfig(ctx, l.conn)
 	if err != nil {
 		return nil, err
 	}
-	for _, ch := range []string{l.cfg.WorkChannel, l.cfg.CancelChannel} {
+	for _, ch := range []string{l.cfg.WorkChannel, l.cfg.CancelChannel, l.cfg.ScheduleChannel} {
+		if ch == "" {
+			continue
+		}
 		if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{ch}.Sanitize()); err != nil {
 			closeConn(conn)
 			return nil, fmt.Errorf("LISTEN %s: %w", ch, err)
@@ -241,6 +255,9 @@ func (l *Listener) subscribe(ctx context.Context) (*pgx.Conn, error) {
 	l.pid.Store(conn.PgConn().PID())
 	l.subs.Add(1)
 	l.wakeUp()
+	if l.cfg.ScheduleChannel != "" {
+		signal(l.sched)
+	}
 	l.queue.push("")
 	return conn, nil
 }
@@ -278,12 +295,17 @@ func (l *Listener) dispatch(n *pgconn.Notification) {
 		l.wakeUp()
 	case l.cfg.CancelChannel:
 		l.queue.push(n.Payload)
+	case l.cfg.ScheduleChannel:
+		signal(l.sched)
 	}
 }
 
-func (l *Listener) wakeUp() {
+func (l *Listener) wakeUp() { signal(l.wake) }
+
+// signal leaves one pending value in ch unless one is pending already.
+func signal(ch chan struct{}) {
 	select {
-	case l.wake <- struct{}{}:
+	case ch <- struct{}{}:
 	default:
 	}
 }

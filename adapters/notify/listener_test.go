@@ -67,7 +67,7 @@ func newFixture(t *testing.T) *fixture {
 	t.Cleanup(func() { _ = s.Close() })
 	require.NoError(t, s.Migrate(ctx))
 	l, err := notify.New(notify.Config{URL: url, WorkChannel: s.WorkChannel(), CancelChannel: s.CancelChannel(),
-		MinBackoff: 20 * time.Millisecond, MaxBackoff: 200 * time.Millisecond})
+		ScheduleChannel: s.ScheduleChannel(), MinBackoff: 20 * time.Millisecond, MaxBackoff: 200 * time.Millisecond})
 	require.NoError(t, err)
 	l.Start()
 	t.Cleanup(l.Stop)

@@ -63,6 +63,16 @@ func (s *Store) CancelChannel() string {
 	return channelName("cancel", s.schema)
 }
 
+// ScheduleChannel is the NOTIFY channel that announces a new or resumed schedule, so
+// the scheduler's leader on another member looks again before its next poll ("" without
+// NOTIFY). The payload is empty.
+func (s *Store) ScheduleChannel() string {
+	if s.notify == nil {
+		return ""
+	}
+	return channelName("sched", s.schema)
+}
+
 func newNotifier(s *Store) *notifier {
 	return &notifier{s: s, channels: map[string]*channelState{}}
 }
@@ -72,6 +82,13 @@ func (s *Store) notifyWork(ctx context.Context, tx bun.Tx) error {
 		return nil
 	}
 	return s.notify.send(ctx, tx, s.WorkChannel(), "")
+}
+
+func (s *Store) notifySchedules(ctx context.Context, tx bun.Tx) error {
+	if s.notify == nil {
+		return nil
+	}
+	return s.notify.send(ctx, tx, s.ScheduleChannel(), "")
 }
 
 func (s *Store) notifyCancel(ctx context.Context, tx bun.Tx, runID string) error {

@@ -89,7 +89,10 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			sc.ID, sc.TemplateID, sc.Cron, sc.Timezone, nullIfEmpty(sc.StartDate), sc.Catchup, sc.MaxCatchupRuns,
 			string(sc.Overlap), sc.Params, sc.ParamsSealed, nullIfEmpty(sc.Pool), labels, sc.Paused, sc.CreatedBy,
 			sc.CreatedAt.UnixMilli(), sc.UpdatedAt.UnixMilli()).Exec(ctx)
-		return err
+		if err != nil {
+			return err
+		}
+		return s.notifySchedules(ctx, tx)
 	})
 	return translate("add schedule "+sc.ID, err)
 }
@@ -129,13 +132,23 @@ func (s *Store) ListSchedules(ctx context.Context) ([]*scheduling.Schedule, erro
 }
 
 // SetPaused sets a schedule's paused flag; run.ErrNotFound when missing.
+// A resumed schedule is announced (a paused one changes nothing the leader waits for).
 func (s *Store) SetPaused(ctx context.Context, id string, paused bool, at time.Time) (*scheduling.Schedule, error) {
-	res, err := s.db.NewRaw("UPDATE sluice_schedules SET paused = ?, updated_at = ? WHERE id = ?", paused, at.UnixMilli(), id).Exec(ctx)
+	err := s.runInTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		res, err := tx.NewRaw("UPDATE sluice_schedules SET paused = ?, updated_at = ? WHERE id = ?", paused, at.UnixMilli(), id).Exec(ctx)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return fmt.Errorf("schedule %s: %w", id, run.ErrNotFound)
+		}
+		if paused {
+			return nil
+		}
+		return s.notifySchedules(ctx, tx)
+	})
 	if err != nil {
 		return nil, translate("pause schedule "+id, err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return nil, fmt.Errorf("schedule %s: %w", id, run.ErrNotFound)
 	}
 	return s.GetSchedule(ctx, id)
 }

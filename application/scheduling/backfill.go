@@ -131,6 +131,7 @@ func (s *Service) Backfill(ctx context.Context, p runs.Principal, req BackfillRe
 	}
 	s.deps.Log.InfoContext(ctx, "backfill posted", "backfill_id", id, "windows", len(windows),
 		"template", req.Template, "max_active", maxActive, "principal", p.Name)
+	s.audit(ctx, p, ActionBackfillPosted, backfillDetails(req, out, maxActive))
 	return out, nil
 }
 

@@ -26,6 +26,10 @@ type LeaderConfig struct {
 	// Poll is how often a standby campaigns and the leader re-reads the schedules while
 	// no tick is due sooner (default 1 s).
 	Poll time.Duration
+	// Wake delivers a value when another member created or resumed a schedule (a
+	// PostgreSQL LISTEN wake-up), so the leader looks again before its poll; nil: the
+	// poll (and this member's own changes) only.
+	Wake <-chan struct{}
 }
 
 // Leader runs the scheduler: it campaigns until it leads, then handles due ticks
@@ -102,7 +106,7 @@ func (l *Leader) run(ctx context.Context) {
 			cancel()
 			log.Info("stopped leading the scheduler", "epoch", lease.Epoch())
 		}
-		if !sleep(ctx, l.cfg.Poll, nil) {
+		if !sleep(ctx, l.cfg.Poll, nil, nil) {
 			return
 		}
 	}
@@ -115,7 +119,7 @@ func (l *Leader) lead(ctx context.Context, lease Lease) {
 	defer lost()
 	go func() {
 		defer lost()
-		for sleep(tctx, l.cfg.Heartbeat, nil) {
+		for sleep(tctx, l.cfg.Heartbeat, nil, nil) {
 			hctx, cancel := context.WithTimeout(tctx, l.cfg.Candidate.TTL/heartbeatTimeoutPart)
 			err := lease.Heartbeat(hctx)
 			cancel()
@@ -140,14 +144,15 @@ func (l *Leader) lead(ctx context.Context, lease Lease) {
 		if !next.IsZero() {
 			wait = min(wait, time.Until(next))
 		}
-		if !sleep(tctx, wait, l.svc.wake) {
+		if !sleep(tctx, wait, l.svc.wake, l.cfg.Wake) {
 			return
 		}
 	}
 }
 
-// sleep waits d, or until wake fires; false when ctx ended.
-func sleep(ctx context.Context, d time.Duration, wake <-chan struct{}) bool {
+// sleep waits d, or until wake or notified fires (a nil channel never does); false when
+// ctx ended.
+func sleep(ctx context.Context, d time.Duration, wake, notified <-chan struct{}) bool {
 	if d <= 0 {
 		return ctx.Err() == nil
 	}
@@ -158,6 +163,7 @@ func sleep(ctx context.Context, d time.Duration, wake <-chan struct{}) bool {
 		return false
 	case <-t.C:
 	case <-wake:
+	case <-notified:
 	}
 	return true
 }

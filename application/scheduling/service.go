@@ -42,6 +42,8 @@ type Deps struct {
 	NewID   func() string    // nil: UUIDv7
 	Log     *slog.Logger     // nil: discard
 	Metrics Metrics          // nil: nothing counted
+	// Audit records schedule and backfill changes (SPEC §2.10); nil records nothing.
+	Audit Auditor
 }
 
 // Config holds the server settings schedules read.
@@ -171,6 +173,7 @@ func (s *Service) Create(ctx context.Context, p runs.Principal, req CreateReques
 	}
 	s.deps.Log.InfoContext(ctx, "schedule created", "schedule_id", sc.ID, "template_id", sc.TemplateID,
 		"cron", sc.Cron, "timezone", sc.Timezone, "next_tick", spec.Next(now, loc).UTC().Format(time.RFC3339))
+	s.audit(ctx, p, ActionScheduleCreated, scheduleDetails(sc))
 	s.Wake()
 	return s.view(sc, req.Params, secretNames(tv.Params)), nil
 }
@@ -232,6 +235,11 @@ func (s *Service) setPaused(ctx context.Context, p runs.Principal, id string, pa
 		return nil, err
 	}
 	s.deps.Log.InfoContext(ctx, "schedule paused flag set", "schedule_id", id, "paused", paused, "principal", p.Name)
+	action := ActionScheduleResumed
+	if paused {
+		action = ActionSchedulePaused
+	}
+	s.audit(ctx, p, action, scheduleDetails(sc))
 	return s.viewStored(ctx, p, sc, map[string]map[string]bool{})
 }
 
@@ -240,10 +248,15 @@ func (s *Service) Delete(ctx context.Context, p runs.Principal, id string) error
 	if err := runs.Require(p, runs.Admin, "delete schedules"); err != nil {
 		return err
 	}
+	sc, err := s.deps.Store.GetSchedule(ctx, id)
+	if err != nil {
+		return err
+	}
 	if err := s.deps.Store.DeleteSchedule(ctx, id); err != nil {
 		return err
 	}
 	s.deps.Log.InfoContext(ctx, "schedule deleted", "schedule_id", id, "principal", p.Name)
+	s.audit(ctx, p, ActionScheduleDeleted, scheduleDetails(sc))
 	return nil
 }
 

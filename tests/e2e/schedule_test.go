@@ -159,6 +159,15 @@ func TestScheduleTicksThroughServe(t *testing.T) {
 			for _, tk := range s.ticks(t, minutely.ID) {
 				before[tk.Instant] = tk.Status
 			}
+			// The newest tick of the first server: a minute may have passed since `last`
+			// was read, and the restarted server must make a tick of its own.
+			for instant := range before {
+				ts, err := time.Parse(time.RFC3339, instant)
+				require.NoError(t, err)
+				if ts.After(last) {
+					last = ts
+				}
+			}
 			s.stop(t)
 			s = startServe(t, data, nil, "--history", history)
 			after := s.ticks(t, minutely.ID)
@@ -225,5 +234,21 @@ func TestBackfillThroughServe(t *testing.T) {
 	}
 	require.Equal(t, http.StatusOK, s.api(t, "GET", "/v1/runs?label=backfill_id="+first.BackfillID, nil, &list))
 	require.Len(t, list.Runs, 3)
+	// Both posts are audited, the second creating no run (SPEC §2.10).
+	var audit struct {
+		Entries []struct {
+			Action  string         `json:"action"`
+			Details map[string]any `json:"details"`
+		} `json:"entries"`
+	}
+	require.Equal(t, http.StatusOK, s.api(t, "GET", "/v1/audit?limit=1000", nil, &audit))
+	var created []float64
+	for _, e := range audit.Entries {
+		if e.Action == "backfill.posted" {
+			require.Equal(t, first.BackfillID, e.Details["backfill_id"])
+			created = append(created, e.Details["runs_created"].(float64))
+		}
+	}
+	require.Equal(t, []float64{3, 0}, created)
 	s.stop(t)
 }

@@ -133,6 +133,47 @@ func scheduleCases() map[string]func(*testing.T, *env) {
 				cluster.Outcome{Status: "completed"}, nil))
 			require.Equal(t, "pending", e.get(t, r.ID).Status)
 		},
+		"purge deletes old ticks but keeps the newest of each schedule": func(t *testing.T, e *env) {
+			a, b := e.schedule(t, "orders"), e.schedule(t, "events")
+			lease := e.term(t)
+			at := func(m int) time.Time { return time.Date(2026, 3, 8, 7, m, 0, 0, time.UTC) }
+			// The newest instant is recorded first, so it is also the oldest row.
+			for _, m := range []int{15, 0, 5} {
+				_, err := e.s.RecordTick(e.ctx, scheduling.Tick{ScheduleID: a.ID, Instant: at(m), Status: schedule.OutcomeSkipped,
+					Reason: schedule.ReasonMissed, Epoch: lease.Epoch()})
+				require.NoError(t, err)
+			}
+			res, err := e.s.CreateTick(e.ctx, tickRec("orders", at(10)), runs.Tick{ScheduleID: a.ID, Instant: at(10),
+				Overlap: schedule.OverlapSkip, Epoch: lease.Epoch()})
+			require.NoError(t, err)
+			require.True(t, res.Created)
+			_, err = e.s.RecordTick(e.ctx, scheduling.Tick{ScheduleID: b.ID, Instant: at(0), Status: schedule.OutcomeSkipped,
+				Reason: schedule.ReasonPaused, Epoch: lease.Epoch()})
+			require.NoError(t, err)
+			instants := func(id string) []int {
+				ticks, err := e.s.ListTicks(e.ctx, id, time.Time{}, 100)
+				require.NoError(t, err)
+				out := []int{}
+				for _, tk := range ticks {
+					out = append(out, tk.Instant.UTC().Minute())
+				}
+				return out
+			}
+
+			_, err = e.s.Purge(e.ctx, time.Now().Add(-time.Hour), time.Now().Add(-time.Hour))
+			require.NoError(t, err)
+			require.Equal(t, []int{15, 10, 5, 0}, instants(a.ID), "nothing is old enough yet")
+
+			n, err := e.s.Purge(e.ctx, time.Now().Add(time.Hour), time.Now().Add(time.Hour))
+			require.NoError(t, err)
+			require.Zero(t, n, "the tick's run is not terminal")
+			require.Equal(t, []int{15}, instants(a.ID), "only the newest tick stays")
+			require.Equal(t, []int{0}, instants(b.ID), "a schedule's only tick stays")
+			got, err := e.s.GetSchedule(e.ctx, a.ID)
+			require.NoError(t, err)
+			require.True(t, at(15).Equal(got.LastTick), "the scheduler resumes where it stopped")
+			require.Equal(t, "pending", e.get(t, res.RunID).Status, "the run of a purged tick stays")
+		},
 		"tick writes are fenced by the scheduler term": func(t *testing.T, e *env) {
 			sc := e.schedule(t, "orders")
 			old := e.term(t)

@@ -1,0 +1,83 @@
+package scheduling_test
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sluicehq/sluice/adapters/notify"
+	"github.com/sluicehq/sluice/application/scheduling"
+	"github.com/sluicehq/sluice/tests/testdb"
+)
+
+// countingStore counts the leader's passes (each lists the schedules once).
+type countingStore struct {
+	scheduling.Store
+	lists atomic.Int64
+}
+
+func (c *countingStore) ListSchedules(ctx context.Context) ([]*scheduling.Schedule, error) {
+	c.lists.Add(1)
+	return c.Store.ListSchedules(ctx)
+}
+
+// A schedule created on another member of a PostgreSQL history wakes the leader through
+// LISTEN: its due tick becomes a run long before the leader's poll would have looked
+// (SPEC §9.3). Without the wake-up the leader sleeps its whole poll.
+func TestLeaderWakesOnAnotherMembersSchedule(t *testing.T) {
+	t.Parallel()
+	const longPoll = 10 * time.Minute
+	for name, listen := range map[string]bool{"listen": true, "poll only": false} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			url := testdb.Postgres(t)
+			w := newWorld(t, url)
+			w.clock.set(time.Now())
+			w.template(t, "orders", "")
+			var wake <-chan struct{}
+			if listen {
+				require.NotEmpty(t, w.st.ScheduleChannel(), "a PostgreSQL history announces schedules")
+				ln, err := notify.New(notify.Config{URL: url, WorkChannel: w.st.WorkChannel(), CancelChannel: w.st.CancelChannel(),
+					ScheduleChannel: w.st.ScheduleChannel()})
+				require.NoError(t, err)
+				ln.Start()
+				t.Cleanup(ln.Stop)
+				require.Eventually(t, ln.Connected, 5*time.Second, 10*time.Millisecond)
+				<-ln.ScheduleWakeups() // what every subscription announces
+				wake = ln.ScheduleWakeups()
+			}
+			leaderStore := &countingStore{Store: w.st}
+			leading := scheduling.New(scheduling.Deps{Store: leaderStore, Templates: w.tpl, Clock: w.clock.Now}, scheduling.Config{})
+			l := scheduling.NewLeader(leading, w.st.Elector(false), scheduling.LeaderConfig{
+				Candidate: scheduling.Candidate{InstanceID: "leader", Host: "h", PID: 1, Version: "t", TTL: time.Minute},
+				Poll:      longPoll, Wake: wake,
+			})
+			l.Start()
+			t.Cleanup(l.Stop)
+			// The first pass found no schedule; the leader now sleeps its poll.
+			require.Eventually(t, func() bool { return leaderStore.lists.Load() >= 1 }, 5*time.Second, 10*time.Millisecond)
+
+			// Another member (its own service, so no in-process wake-up) creates a
+			// schedule that is due at once (today's midnight) and not again today.
+			other := scheduling.New(scheduling.Deps{Store: w.st, Templates: w.tpl, Clock: w.clock.Now}, scheduling.Config{})
+			v, err := other.Create(w.ctx, admin, scheduling.CreateRequest{TemplateID: "orders", Cron: "0 0 * * *",
+				StartDate: time.Now().UTC().AddDate(0, 0, -1).Format(time.DateOnly)})
+			require.NoError(t, err)
+			ticked := func() bool {
+				ticks, err := w.st.ListTicks(w.ctx, v.ID, time.Time{}, 1)
+				require.NoError(t, err)
+				return len(ticks) == 1 && ticks[0].RunID != ""
+			}
+			if listen {
+				require.Eventually(t, ticked, 5*time.Second, 10*time.Millisecond, "the notification wakes the leader")
+				require.Equal(t, int64(2), leaderStore.lists.Load(), "one pass for the wake-up, none for the poll")
+			} else {
+				require.Never(t, ticked, 1500*time.Millisecond, 50*time.Millisecond, "only the poll would look again")
+				require.Equal(t, int64(1), leaderStore.lists.Load())
+			}
+		})
+	}
+}
