@@ -13,22 +13,56 @@ import (
 func (m *Member) claimLoop() {
 	timer := time.NewTimer(m.cfg.PollInterval)
 	defer timer.Stop()
+	backlog := false // the last claim was full: more work is waiting
 	for {
 		select {
 		case <-m.quitClaim:
 			return
 		default:
 		}
-		if m.claimOnce() {
+		if full, tried := m.claimOnce(); full {
+			backlog = true
 			continue
+		} else if tried {
+			backlog = false
 		}
 		timer.Reset(m.cfg.PollInterval)
 		select {
 		case <-m.quitClaim:
 			return
 		case <-m.wake:
+			if backlog {
+				m.gather()
+			}
 		case <-timer.C:
 			m.shardsHint.Store(true)
+		}
+	}
+}
+
+// gatherWait bounds how long a backlogged member lets a freed slot idle while it waits
+// for more to free (see gather).
+const gatherWait = 3 * time.Millisecond
+
+// gather delays the claim of a member whose work is backed up until a quarter of its
+// batch is free, or gatherWait passed. Each claim is a statement and a commit; when slots
+// free one at a time under a backlog of short runs, claiming each alone costs one of
+// both per run, and the history's CPU is what bounds throughput then. A member with no
+// backlog claims at once, so pickup latency is untouched.
+func (m *Member) gather() {
+	want := max(1, m.cfg.ClaimBatch/4)
+	if m.claimable() >= want {
+		return
+	}
+	t := time.NewTimer(gatherWait)
+	defer t.Stop()
+	for m.claimable() < want {
+		select {
+		case <-m.quitClaim:
+			return
+		case <-t.C:
+			return
+		case <-m.wake:
 		}
 	}
 }
@@ -40,10 +74,10 @@ func (m *Member) claimLoop() {
 // history (a peer's plan, a requeue), a poll, planning here, or a claim that found some.
 // A slot freed here or a submission here cannot have made shards pending, and skipping
 // the shard claim then spares a busy member one statement per run.
-func (m *Member) claimOnce() (full bool) {
+func (m *Member) claimOnce() (full, tried bool) {
 	n := m.claimable()
 	if n == 0 {
-		return false
+		return false, false
 	}
 	got := 0
 	if m.shardsHint.Swap(false) {
@@ -55,7 +89,7 @@ func (m *Member) claimOnce() (full bool) {
 	if got < n {
 		got += m.claimRuns(n - got)
 	}
-	return got >= n
+	return got >= n, true
 }
 
 // claimRuns claims up to n pending runs and starts a worker for each; it answers how many

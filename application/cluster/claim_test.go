@@ -225,3 +225,42 @@ func TestNewRefusesBadConfig(t *testing.T) {
 
 // The executor is the production Runner.
 var _ cluster.Runner = (*execute.Executor)(nil)
+
+func TestBackloggedMemberGathersFreedSlotsIntoFewerClaims(t *testing.T) {
+	t.Parallel()
+	const runs = 200
+	store := newFakeStore(ids("r", runs)...)
+	runner := &fakeRunner{fn: func(context.Context, execute.Job) (execute.Stats, error) {
+		time.Sleep(time.Millisecond)
+		return execute.Stats{RowsWritten: 1}, nil
+	}}
+	start(t, store, runner, func(c *cluster.Config, _ *cluster.Deps) {
+		c.MaxConcurrent = 8
+		c.PollInterval = time.Hour
+	})
+	require.Eventually(t, func() bool { return runner.started.Load() == runs }, 10*waitFor, tick)
+	store.with(func() {
+		// Claiming as each slot frees would take about one claim per run.
+		require.Less(t, len(store.claimCalls), runs*3/4, "claims: %v", store.claimCalls)
+		for _, n := range store.claimCalls {
+			require.LessOrEqual(t, n, 8)
+		}
+	})
+}
+
+func TestIdleMemberClaimsAWokenRunAtOnce(t *testing.T) {
+	t.Parallel()
+	store := newFakeStore()
+	runner := &fakeRunner{fn: untilCancelled(1)}
+	h := start(t, store, runner, func(c *cluster.Config, _ *cluster.Deps) {
+		c.MaxConcurrent = 8
+		c.PollInterval = time.Hour
+	})
+	require.Eventually(t, func() bool { store.mu.Lock(); defer store.mu.Unlock(); return len(store.claimCalls) == 1 }, waitFor, tick)
+	store.add(ids("one", 1)...)
+	at := time.Now()
+	h.member.Wake()
+	require.Eventually(t, func() bool { return runner.started.Load() == 1 }, waitFor, time.Millisecond)
+	require.Less(t, time.Since(at), 500*time.Millisecond)
+	store.with(func() { require.Equal(t, []int{8, 8}, store.claimCalls, "no backlog: the claim asks at once for all free slots") })
+}

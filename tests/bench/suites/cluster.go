@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -58,18 +59,27 @@ func measureCluster(ctx context.Context, env *harness.Env) (harness.Table, error
 		return harness.Table{}, err
 	}
 	b := &clusterBench{env: env, base: base}
+	parts := clusterParts(os.Getenv(EnvBenchClusterParts))
 	for _, n := range []int{1, 2, 3} {
+		if !parts["burn"] {
+			break
+		}
 		if err := b.burnDown(ctx, n); err != nil {
 			return harness.Table{}, fmt.Errorf("burn-down with %d member(s): %w", n, err)
 		}
 	}
 	for _, pollOnly := range []bool{false, true} {
+		if !parts["latency"] {
+			break
+		}
 		if err := b.latencies(ctx, pollOnly); err != nil {
 			return harness.Table{}, fmt.Errorf("latencies (poll-only %v): %w", pollOnly, err)
 		}
 	}
-	if err := b.failover(ctx); err != nil {
-		return harness.Table{}, fmt.Errorf("failover: %w", err)
+	if parts["failover"] {
+		if err := b.failover(ctx); err != nil {
+			return harness.Table{}, fmt.Errorf("failover: %w", err)
+		}
 	}
 	env.Note("One PostgreSQL history (schema %s, recreated per measurement); members are `sluice serve --cluster` processes on loopback ports of this machine, started by the suite.", clusterSchema)
 	env.Note("Burn-down: %s trivial runs (generate 1 row → stdout) submitted first through a member whose only slot is busy; the members under test serve another pool, which one UPDATE then gives the runs; runs/s = runs / (last finished_at − first claimed_at). --max-concurrent-runs %d per member.",
@@ -78,6 +88,25 @@ func measureCluster(ctx context.Context, env *harness.Env) (harness.Table, error
 	env.Note("Cancel = finished_at (status cancelled) − when POST /v1/runs/{id}/cancel was sent to the member that does not own the run: flag, notification, token, page boundary and the fenced finish.")
 	env.Note("Failover = claimed_at of the next attempt − the kill -9 of the owner, --lease-ttl-secs %d: the lease runs out (up to a TTL after the last renewal), then a peer's lease tick (every TTL/3) reclaims it and claims it again.", failoverTTLSecs)
 	return harness.Table{Columns: []string{"measure", "members", "samples", "result", "target"}, Rows: b.rows}, nil
+}
+
+// EnvBenchClusterParts narrows the cluster suite to some of its parts (comma separated:
+// burn, latency, failover), for measuring one change without the whole table.
+const EnvBenchClusterParts = "SLUICE_BENCH_CLUSTER_PARTS"
+
+// clusterParts is the set of parts to measure; an empty list means all.
+func clusterParts(list string) map[string]bool {
+	all := map[string]bool{"burn": true, "latency": true, "failover": true}
+	if strings.TrimSpace(list) == "" {
+		return all
+	}
+	out := map[string]bool{}
+	for _, p := range strings.Split(list, ",") {
+		if p = strings.TrimSpace(p); all[p] {
+			out[p] = true
+		}
+	}
+	return out
 }
 
 func (b *clusterBench) row(measure string, members, samples int, result, target string) {

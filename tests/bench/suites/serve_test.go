@@ -146,3 +146,9 @@ func TestServeRunTerminal(t *testing.T) {
 		require.Equal(t, want, serveRun{Status: st}.terminal(), st)
 	}
 }
+
+func TestClusterParts(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, map[string]bool{"burn": true, "latency": true, "failover": true}, clusterParts(""))
+	require.Equal(t, map[string]bool{"burn": true}, clusterParts("burn, nope"))
+}
