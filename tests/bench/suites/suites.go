@@ -9,6 +9,7 @@ func All() []harness.Suite {
 		SQL(),
 		Cluster(),
 		Serve(),
+		Shards(),
 	}
 }
 
