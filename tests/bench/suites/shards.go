@@ -26,6 +26,7 @@ const (
 	shardRunTimeout = 15 * time.Minute
 	shardPollEvery  = 100 * time.Millisecond
 	shardMaxMembers = 3
+	shardSamples    = 3 // runs per row, the fastest reported: other work on a small machine only slows a run down
 )
 
 // Shards measures cluster Mode B on PostgreSQL: the same PostgreSQL → PostgreSQL upsert
@@ -90,7 +91,7 @@ func measureShards(ctx context.Context, env *harness.Env) (harness.Table, error)
 	var rows [][]string
 	for _, c := range shardCases() {
 		env.Progress("shards: %s on %d member(s), %s rows", c.label(), c.Members, harness.Thousands(env.Rows))
-		res, err := measureShardCase(ctx, env, base, c)
+		res, err := fastestShardCase(ctx, env, base, c)
 		if err != nil {
 			return harness.Table{}, fmt.Errorf("%s on %d member(s): %w", c.label(), c.Members, err)
 		}
@@ -110,6 +111,7 @@ func measureShards(ctx context.Context, env *harness.Env) (harness.Table, error)
 		harness.Thousands(env.Rows), shardSchema, shardSchema)
 	env.Note("Each row starts its members afresh (`sluice serve --cluster`, PostgreSQL history in schema %s, --max-concurrent-runs %d, --log-level warn) and submits one run to the first member; sharded runs add `shard: {count: %d}` and `shard: {key: id}` on the source, so the claiming member plans %d id ranges and every member claims shards.",
 		clusterSchema, shardSlots, shardCount, shardCount)
+	env.Note("Every row is the fastest of %d runs (each on fresh members and an empty sink), with that run's CPU readings.", shardSamples)
 	env.Note("seconds = the run's finished_at − created_at in the history (submit, claim, planning, every shard, the parent's end); rows/s = rows / seconds; speed-up = rows/s over the unsharded run on the same members. \"shards per member\" counts the shards each member executed (the unsharded run executes on one).")
 	env.Note("CPU, from /proc over the same span: busy = the whole machine's non-idle share of all %d CPUs; then cores used (CPU seconds per second) by the members, by PostgreSQL (every postgres process, backends that exited included) and by everything else on the machine.",
 		runtime.NumCPU())
@@ -157,6 +159,22 @@ func shardPipeline(base string, c shardCase) map[string]any {
 			"table_name": shardSchema + ".dst", "write_mode": "upsert", "key": []string{"id"}}},
 	}
 	return cfg
+}
+
+// fastestShardCase measures c shardSamples times and keeps the fastest run.
+func fastestShardCase(ctx context.Context, env *harness.Env, base string, c shardCase) (shardResult, error) {
+	var best shardResult
+	for i := range shardSamples {
+		res, err := measureShardCase(ctx, env, base, c)
+		if err != nil {
+			return shardResult{}, err
+		}
+		env.Progress("shards: run %d of %d: %s", i+1, shardSamples, res.Wall.Round(time.Millisecond))
+		if i == 0 || res.Wall < best.Wall {
+			best = res
+		}
+	}
+	return best, nil
 }
 
 func measureShardCase(ctx context.Context, env *harness.Env, base string, c shardCase) (shardResult, error) {
