@@ -20,9 +20,12 @@ import (
 // Sizes of the shards suite. The row count is --rows (SLUICE_BENCH_ROWS): unlike the
 // cluster suite, this one moves rows.
 const (
-	shardSchema     = "sluice_bench_shards" // the source and sink tables (the history has its own schema)
-	shardCount      = 4
-	shardSlots      = shardCount // --max-concurrent-runs per member: one member can run every shard at once
+	shardSchema = "sluice_bench_shards" // the source and sink tables (the history has its own schema)
+	shardCount  = 4
+	// shardSlots is --max-concurrent-runs per member: half the shards, so one member runs
+	// them in two waves and a second member is needed to run them all at once. With a slot
+	// per shard the member that plans the run claims every shard before a peer wakes.
+	shardSlots      = shardCount / 2
 	shardRunTimeout = 15 * time.Minute
 	shardPollEvery  = 100 * time.Millisecond
 	shardMaxMembers = 3
