@@ -262,7 +262,7 @@ func shardCases() map[string]func(*testing.T, *env) {
 			b := &builder{ok: true}
 			c := e.sharded(t, "p", hashPlan(4))
 			got := e.claimShards(t, 2, longTTL)
-			require.NoError(t, e.s.RequestCancel(e.ctx, c.ID))
+			require.False(t, e.requestCancel(t, c.ID), "two shards still run")
 			mid := e.get(t, c.ID)
 			require.Equal(t, "sharded", mid.Status, "two shards still run")
 			require.True(t, mid.CancelRequested)
@@ -283,7 +283,7 @@ func shardCases() map[string]func(*testing.T, *env) {
 		},
 		"cancel of a sharded run with no shard running ends it at once": func(t *testing.T, e *env) {
 			c := e.sharded(t, "p", hashPlan(3))
-			require.NoError(t, e.s.RequestCancel(e.ctx, c.ID))
+			require.True(t, e.requestCancel(t, c.ID), "the cancel itself ended the run")
 			end := e.get(t, c.ID)
 			require.Equal(t, "cancelled", end.Status)
 			require.Equal(t, &runs.ShardSummary{Total: 3, Cancelled: 3}, end.Shards)
@@ -292,7 +292,7 @@ func shardCases() map[string]func(*testing.T, *env) {
 			b := &builder{ok: true}
 			c := e.sharded(t, "p", hashPlan(1))
 			got := e.claimShards(t, 1, shortTTL)[0]
-			require.NoError(t, e.s.RequestCancel(e.ctx, c.ID))
+			e.requestCancel(t, c.ID)
 			r := e.reclaimShardUntil(t, got.Ref, b)
 			require.Equal(t, "cancelled", r.Outcome)
 			require.Equal(t, "cancelled", r.Parent)
@@ -345,7 +345,7 @@ func shardCases() map[string]func(*testing.T, *env) {
 		},
 		"deleting a finished sharded run deletes its shards": func(t *testing.T, e *env) {
 			c := e.sharded(t, "p", hashPlan(2))
-			require.NoError(t, e.s.RequestCancel(e.ctx, c.ID))
+			e.requestCancel(t, c.ID)
 			require.NoError(t, e.s.Delete(e.ctx, c.ID))
 			_, err := e.s.Get(e.ctx, c.ID)
 			require.ErrorIs(t, err, run.ErrNotFound)
