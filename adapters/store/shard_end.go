@@ -58,6 +58,12 @@ func (s *Store) settleParent(ctx context.Context, tx bun.Tx, runID string, cance
 	if !done {
 		return "", nil
 	}
+	if e != nil {
+		var err error
+		if e, err = s.starvedShards(ctx, tx, runID, c, e); err != nil {
+			return "", err
+		}
+	}
 	var code, msg string
 	if e != nil {
 		code, msg = string(e.Code), e.Message
@@ -79,6 +85,26 @@ RETURNING `+runCols("")), string(status), nullIfEmpty(code), nullIfEmpty(msg), s
 		return "", nil // not sharded (any more): nothing to end
 	}
 	return string(status), s.afterTerminal(ctx, tx, rec, build)
+}
+
+// starvedShards is the error of a failed sharded run some of whose shards were cancelled
+// because their pool stayed unserved (failPendingShards): pool_unavailable with that
+// reason, which explains the shards that never ran; otherwise e as it is.
+func (s *Store) starvedShards(ctx context.Context, tx bun.Tx, runID string, c shard.Counts, e *run.Error) (*run.Error, error) {
+	var reasons []string
+	err := tx.NewRaw(`SELECT error_message FROM sluice_shards WHERE run_id = ? AND status = 'cancelled' AND error_code = ?
+ORDER BY shard_index LIMIT 1`, runID, string(run.CodePoolUnavailable)).Scan(ctx, &reasons)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("read why the shards of run %s were cancelled: %w", runID, err)
+	}
+	if len(reasons) == 0 {
+		return e, nil
+	}
+	msg := reasons[0]
+	if c.Failed > 0 {
+		msg += "; " + e.Message
+	}
+	return &run.Error{Code: run.CodePoolUnavailable, Message: msg}, nil
 }
 
 // FinishShard ends an owned shard and, in the same transaction, its run when it was the
