@@ -76,6 +76,10 @@ type ShardStore interface {
 	// ends the last of its run ends the run too. It also ends sharded runs none of whose
 	// shards is unfinished (the backstop of FinishShard).
 	ReclaimShards(ctx context.Context, build runs.CallbackBuilder) (ShardReclaim, error)
+	// ReclaimOrphanShards is ReclaimShards for running shards owned by anyone but self,
+	// lease expired or not: a single server holding the history lock calls it at start,
+	// when every such shard was left by a process that is gone (SPEC §2.1).
+	ReclaimOrphanShards(ctx context.Context, self string, build runs.CallbackBuilder) (ShardReclaim, error)
 }
 
 // Planner splits the read of a config into shards; *execute.Executor implements it. nil

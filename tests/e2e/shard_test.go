@@ -224,3 +224,38 @@ pipeline:
 	require.Equal(t, int64(files*perFile), dst.int(t, "SELECT count(*) FROM dst"))
 	require.Zero(t, dst.int(t, "SELECT count(*) FROM dst WHERE name <> 'name-' || id"))
 }
+
+// A single server started on the history of a cluster that died mid-run holds the
+// history lock, so the shards left running there have no other owner: it takes them
+// back at once instead of waiting out their leases, and finishes the run.
+func TestSingleServerFinishesTheShardsACrashedClusterLeft(t *testing.T) {
+	t.Parallel()
+	const ttl = 90 // seconds: far longer than the test may wait
+	rows := e2e.Rows(t, 20000)
+	src, dst := newPGSchema(t), newPGSchema(t)
+	slowSource(t, src, rows, 8*time.Second)
+	dst.exec(t, `CREATE TABLE dst (id bigint PRIMARY KEY, name text, amount numeric, at timestamptz)`)
+	history := testdb.Postgres(t)
+	cfg := clusterConfig(history, ttl)
+	cfg.Env = map[string]string{"SRC_URL": src.url, "DST_URL": dst.url}
+	c := e2e.StartCluster(t, 1, cfg, nil)
+	m := c.Members[0]
+	id := m.MustSubmit(t, e2e.SubmitRequest{Config: shardedConfig("orphaned-shards",
+		"SELECT id, name, amount, at FROM src WHERE slow(id)", "id", 4)})
+	m.WaitRun(t, id, time.Minute, "every shard running", func(r e2e.RunResource) bool {
+		return r.Status == "sharded" && r.Shards != nil && r.Shards.Running == 4
+	})
+	m.Kill(t)
+	m.Wait(t)
+
+	single := e2e.StartMember(t, "single", e2e.MemberConfig{History: history, PollSecs: 1, MaxConcurrent: 4,
+		Env: cfg.Env, Timeout: 3 * time.Minute})
+	r := single.WaitRun(t, id, 45*time.Second, "finished well before the dead member's leases expire", terminal)
+	require.Equal(t, "completed", r.Status, "%+v", r.Error)
+	require.Equal(t, e2e.ShardCounts{Total: 4, Completed: 4}, *r.Shards)
+	requireExactCopy(t, src, dst, rows)
+	for _, sh := range shardsOf(t, single, id) {
+		require.Equal(t, 2, sh.Attempt, "shard %d ran again on the single server", sh.Index)
+	}
+	require.Equal(t, float64(4), metricSum(single.Metrics(t), "sluice_serve_shards_reclaimed_total", `outcome="requeued"`))
+}

@@ -298,6 +298,35 @@ func shardCases() map[string]func(*testing.T, *env) {
 			require.Equal(t, "cancelled", r.Parent)
 			require.Equal(t, "cancelled", e.get(t, c.ID).Status)
 		},
+		"the holder of the history lock reclaims shards other owners left running, leases held or not": func(t *testing.T, e *env) {
+			b := &builder{ok: true}
+			c := e.sharded(t, "p", hashPlan(3))
+			got := e.claimShards(t, 2, longTTL)
+			require.Len(t, got, 2)
+			none, err := e.s.ReclaimShards(e.ctx, b.build)
+			require.NoError(t, err)
+			require.Empty(t, none.Shards, "their leases hold")
+			mine, err := e.s.ReclaimOrphanShards(e.ctx, e.owner.InstanceID, b.build)
+			require.NoError(t, err)
+			require.Empty(t, mine.Shards, "its own shards are no orphans")
+
+			orphans, err := e.s.ReclaimOrphanShards(e.ctx, "single-server", b.build)
+			require.NoError(t, err)
+			require.ElementsMatch(t, []cluster.ReclaimedShard{
+				{RunID: c.ID, Index: got[0].Ref.Index, Outcome: "requeued"},
+				{RunID: c.ID, Index: got[1].Ref.Index, Outcome: "requeued"},
+			}, orphans.Shards)
+			require.Equal(t, &runs.ShardSummary{Total: 3, Pending: 3}, e.get(t, c.ID).Shards)
+			again := e.claimShards(t, 3, longTTL)
+			require.Len(t, again, 3, "every shard can run again")
+
+			e.requestCancel(t, c.ID)
+			ended, err := e.s.ReclaimOrphanShards(e.ctx, "single-server", b.build)
+			require.NoError(t, err)
+			require.Len(t, ended.Shards, 3)
+			require.Equal(t, "cancelled", ended.Shards[2].Parent, "the last one ends the cancelled run")
+			require.Equal(t, "cancelled", e.get(t, c.ID).Status)
+		},
 		"a hand-back returns the shard without spending an attempt": func(t *testing.T, e *env) {
 			e.sharded(t, "p", hashPlan(1))
 			got := e.claimShards(t, 1, longTTL)[0]
