@@ -117,7 +117,7 @@ func (s *Store) FinishShard(ctx context.Context, owner string, ref cluster.Shard
 	}
 	parent, err := s.inShardTx(ctx, ref, func(ctx context.Context, tx bun.Tx, cancelled bool) (string, error) {
 		res, err := tx.NewRaw(s.q(`UPDATE sluice_shards SET status = ?,
-  rows_read = ?, rows_written = ?, pages = ?, bytes = ?, elapsed_ms = ?,
+  rows_read = ?, rows_written = ?, pages = ?, bytes = ?, elapsed_ms = elapsed_base_ms + ?,
   error_code = ?, error_message = ?, finished_at = {now},
   owner = NULL, owner_listen = NULL, lease_expires_at = NULL
 WHERE `+shardFence), o.Status, o.Stats.RowsRead, o.Stats.RowsWritten, o.Stats.Pages, o.Stats.Bytes,
@@ -179,7 +179,7 @@ func (s *Store) HandBackShard(ctx context.Context, owner string, ref cluster.Sha
 			set = `status = 'cancelled', finished_at = {now}`
 		}
 		res, err := tx.NewRaw(s.q(`UPDATE sluice_shards SET `+set+`,
-  rows_read = ?, rows_written = ?, pages = ?, bytes = ?, elapsed_ms = ?,
+  rows_read = ?, rows_written = ?, pages = ?, bytes = ?, elapsed_ms = elapsed_base_ms + ?,
   owner = NULL, owner_listen = NULL, lease_expires_at = NULL
 WHERE `+shardFence), p.RowsRead, p.RowsWritten, p.Pages, p.Bytes, p.ElapsedMS,
 			ref.RunID, ref.Index, owner, ref.Epoch).Exec(ctx)

@@ -23,7 +23,8 @@ type ClaimedShard struct {
 	MaxAttempts int
 	// Slice narrows the parent's source to this shard.
 	Slice execute.ShardSlice
-	// Run is the parent run as a claim would have returned it; its Epoch is the shard's.
+	// Run is the parent run as a claim would have returned it; its Epoch, Attempt,
+	// MaxAttempts and ElapsedMS (the running time of earlier attempts) are the shard's.
 	Run Claimed
 }
 

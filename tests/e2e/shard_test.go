@@ -156,6 +156,7 @@ type shardItem struct {
 	Owner   *struct {
 		InstanceID string `json:"instance_id"`
 	} `json:"owner"`
+	Error *e2e.APIError `json:"error"`
 }
 
 func shardsOf(t *testing.T, m *e2e.Member, id string) []shardItem {
@@ -258,4 +259,34 @@ func TestSingleServerFinishesTheShardsACrashedClusterLeft(t *testing.T) {
 		require.Equal(t, 2, sh.Attempt, "shard %d ran again on the single server", sh.Index)
 	}
 	require.Equal(t, float64(4), metricSum(single.Metrics(t), "sluice_serve_shards_reclaimed_total", `outcome="requeued"`))
+}
+
+// timeout_secs bounds each shard's running time (SPEC §3, §6.1): every shard of a run
+// that outlives it stops at a page boundary and fails with timeout, and the run fails
+// with shard_failed naming how many.
+func TestShardedRunTimeout(t *testing.T) {
+	t.Parallel()
+	rows := e2e.Rows(t, 40000)
+	src, dst := newPGSchema(t), newPGSchema(t)
+	slowSource(t, src, rows, 60*time.Second)
+	dst.exec(t, `CREATE TABLE dst (id bigint PRIMARY KEY, name text, amount numeric, at timestamptz)`)
+	cfg := clusterConfig(testdb.Postgres(t), 5)
+	cfg.Env = map[string]string{"SRC_URL": src.url, "DST_URL": dst.url}
+	c := e2e.StartCluster(t, 2, cfg, nil)
+
+	id := c.Members[0].MustSubmit(t, e2e.SubmitRequest{TimeoutSecs: 2, Config: shardedConfig("sharded-timeout",
+		"SELECT id, name, amount, at FROM src WHERE slow(id)", "id", 4)})
+	start := time.Now()
+	r := c.WaitTerminal(t, []string{id}, time.Minute)[id]
+	t.Logf("ended %s after %s: %+v", r.Status, time.Since(start).Round(time.Millisecond), r.Error)
+	require.Equal(t, "failed", r.Status)
+	require.NotNil(t, r.Error)
+	require.Equal(t, "shard_failed", r.Error.Code, r.Error.Message)
+	require.Equal(t, "4 of 4 shards failed", r.Error.Message)
+	require.Equal(t, e2e.ShardCounts{Total: 4, Failed: 4}, *r.Shards)
+	for _, sh := range shardsOf(t, c.Members[1], id) {
+		require.NotNil(t, sh.Error, "shard %d", sh.Index)
+		require.Equal(t, "timeout", sh.Error.Code, "shard %d", sh.Index)
+	}
+	require.Less(t, time.Since(start), 30*time.Second, "the shards stopped at the timeout, not at their end")
 }

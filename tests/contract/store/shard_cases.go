@@ -327,6 +327,31 @@ func shardCases() map[string]func(*testing.T, *env) {
 			require.Equal(t, "cancelled", ended.Shards[2].Parent, "the last one ends the cancelled run")
 			require.Equal(t, "cancelled", e.get(t, c.ID).Status)
 		},
+		"a shard's running time counts across its attempts": func(t *testing.T, e *env) {
+			b := &builder{ok: true}
+			c := e.sharded(t, "p", hashPlan(1))
+			got := e.claimShards(t, 1, shortTTL)[0]
+			require.Zero(t, got.Run.ElapsedMS)
+			require.NoError(t, e.s.ShardProgress(e.ctx, e.owner.InstanceID, got.Ref, cluster.Progress{ElapsedMS: 700}))
+			require.Equal(t, "requeued", e.reclaimShardUntil(t, got.Ref, b).Outcome)
+
+			again := e.claimShards(t, 1, longTTL)[0]
+			require.Equal(t, int64(700), again.Run.ElapsedMS, "the next attempt knows what the earlier ones used of timeout_secs")
+			require.NoError(t, e.s.ShardProgress(e.ctx, e.owner.InstanceID, again.Ref, cluster.Progress{ElapsedMS: 300}))
+			list, err := e.s.Shards(e.ctx, c.ID, -1, 1)
+			require.NoError(t, err)
+			require.Equal(t, int64(1000), list[0].Stats.ElapsedMS)
+			parent, err := e.s.HandBackShard(e.ctx, e.owner.InstanceID, again.Ref, cluster.Progress{ElapsedMS: 400}, b.build)
+			require.NoError(t, err)
+			require.Empty(t, parent)
+
+			last := e.claimShards(t, 1, longTTL)[0]
+			require.Equal(t, int64(1100), last.Run.ElapsedMS, "a hand-back keeps the time too")
+			e.finishShard(t, last, cluster.Outcome{Status: "completed", Stats: cluster.Progress{ElapsedMS: 50}}, b)
+			list, err = e.s.Shards(e.ctx, c.ID, -1, 1)
+			require.NoError(t, err)
+			require.Equal(t, int64(1150), list[0].Stats.ElapsedMS)
+		},
 		"a hand-back returns the shard without spending an attempt": func(t *testing.T, e *env) {
 			e.sharded(t, "p", hashPlan(1))
 			got := e.claimShards(t, 1, longTTL)[0]
