@@ -40,6 +40,16 @@ func shardCluster(t *testing.T, src, dst *pgSchema, ttl int) *e2e.Cluster {
 	return e2e.StartCluster(t, 3, cfg, nil)
 }
 
+// slowShardTables makes src with rows that take about total to read (slowSource) and an
+// empty dst keyed by id, in two schemas.
+func slowShardTables(t *testing.T, rows int, total time.Duration) (src, dst *pgSchema) {
+	t.Helper()
+	src, dst = newPGSchema(t), newPGSchema(t)
+	slowSource(t, src, rows, total)
+	dst.exec(t, `CREATE TABLE dst (id bigint PRIMARY KEY, name text, amount numeric, at timestamptz)`)
+	return src, dst
+}
+
 // requireExactCopy checks dst holds every row of src exactly once, unchanged.
 func requireExactCopy(t *testing.T, src, dst *pgSchema, rows int) {
 	t.Helper()
@@ -104,9 +114,7 @@ pipeline:
 func TestShardedRunSurvivesKill(t *testing.T) {
 	t.Parallel()
 	rows := e2e.Rows(t, 100000)
-	src, dst := newPGSchema(t), newPGSchema(t)
-	slowSource(t, src, rows, 20*time.Second)
-	dst.exec(t, `CREATE TABLE dst (id bigint PRIMARY KEY, name text, amount numeric, at timestamptz)`)
+	src, dst := slowShardTables(t, rows, 20*time.Second)
 	c := shardCluster(t, src, dst, 3)
 
 	id := c.Members[1].MustSubmit(t, e2e.SubmitRequest{Config: shardedConfig("sharded-kill",
@@ -173,9 +181,7 @@ func shardsOf(t *testing.T, m *e2e.Member, id string) []shardItem {
 func TestShardedRunCancel(t *testing.T) {
 	t.Parallel()
 	rows := e2e.Rows(t, 100000)
-	src, dst := newPGSchema(t), newPGSchema(t)
-	slowSource(t, src, rows, 20*time.Second)
-	dst.exec(t, `CREATE TABLE dst (id bigint PRIMARY KEY, name text, amount numeric, at timestamptz)`)
+	src, dst := slowShardTables(t, rows, 20*time.Second)
 	c := shardCluster(t, src, dst, 5)
 
 	m := c.Members[2]
@@ -233,9 +239,7 @@ func TestSingleServerFinishesTheShardsACrashedClusterLeft(t *testing.T) {
 	t.Parallel()
 	const ttl = 90 // seconds: far longer than the test may wait
 	rows := e2e.Rows(t, 20000)
-	src, dst := newPGSchema(t), newPGSchema(t)
-	slowSource(t, src, rows, 8*time.Second)
-	dst.exec(t, `CREATE TABLE dst (id bigint PRIMARY KEY, name text, amount numeric, at timestamptz)`)
+	src, dst := slowShardTables(t, rows, 8*time.Second)
 	history := testdb.Postgres(t)
 	cfg := clusterConfig(history, ttl)
 	cfg.Env = map[string]string{"SRC_URL": src.url, "DST_URL": dst.url}
@@ -267,9 +271,7 @@ func TestSingleServerFinishesTheShardsACrashedClusterLeft(t *testing.T) {
 func TestShardedRunTimeout(t *testing.T) {
 	t.Parallel()
 	rows := e2e.Rows(t, 40000)
-	src, dst := newPGSchema(t), newPGSchema(t)
-	slowSource(t, src, rows, 60*time.Second)
-	dst.exec(t, `CREATE TABLE dst (id bigint PRIMARY KEY, name text, amount numeric, at timestamptz)`)
+	src, dst := slowShardTables(t, rows, 60*time.Second)
 	cfg := clusterConfig(testdb.Postgres(t), 5)
 	cfg.Env = map[string]string{"SRC_URL": src.url, "DST_URL": dst.url}
 	c := e2e.StartCluster(t, 2, cfg, nil)
