@@ -172,7 +172,8 @@ func fastestShardCase(ctx context.Context, env *harness.Env, base string, c shar
 		if err != nil {
 			return shardResult{}, err
 		}
-		env.Progress("shards: run %d of %d: %s", i+1, shardSamples, res.Wall.Round(time.Millisecond))
+		env.Progress("shards: run %d of %d: %s, CPU busy/members/PostgreSQL/other %s", i+1, shardSamples,
+			res.Wall.Round(time.Millisecond), strings.Join(res.CPU.cells(runtime.NumCPU()), " "))
 		if i == 0 || res.Wall < best.Wall {
 			best = res
 		}
