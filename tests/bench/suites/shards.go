@@ -90,36 +90,51 @@ func measureShards(ctx context.Context, env *harness.Env) (harness.Table, error)
 	if err := loadPGSource(ctx, env, base, shardSchema); err != nil {
 		return harness.Table{}, err
 	}
-	unsharded := map[int]float64{} // members → rows/s of the unsharded run
-	var rows [][]string
-	for _, c := range shardCases() {
+	cases := shardCases()
+	results := make([]shardResult, len(cases))
+	for i, c := range cases {
 		env.Progress("shards: %s on %d member(s), %s rows", c.label(), c.Members, harness.Thousands(env.Rows))
 		res, err := fastestShardCase(ctx, env, base, c)
 		if err != nil {
 			return harness.Table{}, fmt.Errorf("%s on %d member(s): %w", c.label(), c.Members, err)
 		}
-		speedup := "1.00× (baseline)"
-		if c.Shards <= 1 {
-			unsharded[c.Members] = res.rowsPerSec()
-		} else if b := unsharded[c.Members]; b > 0 {
-			speedup = fmt.Sprintf("%.2f×", res.rowsPerSec()/b)
-		}
 		env.Progress("shards: %s on %d member(s): %.0f rows/s in %s", c.label(), c.Members, res.rowsPerSec(),
 			res.Wall.Round(time.Millisecond))
-		row := []string{c.label(), strconv.Itoa(c.Members), perOwner(res.PerOwner), secs(res.Wall),
-			harness.Thousands(int64(res.rowsPerSec() + 0.5)), speedup}
-		rows = append(rows, append(row, res.CPU.cells(runtime.NumCPU())...))
+		results[i] = res
 	}
+	rows := shardRows(cases, results, runtime.NumCPU())
 	env.Note("%s rows (id bigint primary key, name text, amount double precision, active boolean, created_at timestamptz) in PostgreSQL %s.src, upserted (write_mode: upsert, key: [id], batch_size 10000) into %s.dst, an empty copy of src with its primary key, made afresh for each measurement; the row count of dst is checked against src after each run.",
 		harness.Thousands(env.Rows), shardSchema, shardSchema)
 	env.Note("Each row starts its members afresh (`sluice serve --cluster`, PostgreSQL history in schema %s, --max-concurrent-runs %d, --log-level warn) and submits one run to the first member; sharded runs add `shard: {count: %d}` and `shard: {key: id}` on the source, so the claiming member plans %d id ranges and every member claims shards.",
 		clusterSchema, shardSlots, shardCount, shardCount)
 	env.Note("Every row is the fastest of %d runs (each on fresh members and an empty sink), with that run's CPU readings.", shardSamples)
-	env.Note("seconds = the run's finished_at − created_at in the history (submit, claim, planning, every shard, the parent's end); rows/s = rows / seconds; speed-up = rows/s over the unsharded run on the same members. \"shards per member\" counts the shards each member executed (the unsharded run executes on one).")
+	env.Note("seconds = the run's finished_at − created_at in the history (submit, claim, planning, every shard, the parent's end); rows/s = rows / seconds; speed-up = rows/s over the fastest unsharded run (an unsharded run executes on one member whatever their number, so its rows differ only by what else the machine did). \"shards per member\" counts the shards each member executed (the unsharded run executes on one).")
 	env.Note("CPU, from /proc over the same span: busy = the whole machine's non-idle share of all %d CPUs; then cores used (CPU seconds per second) by the members, by PostgreSQL (every postgres process, backends that exited included) and by everything else on the machine.",
 		runtime.NumCPU())
 	return harness.Table{Columns: []string{"run", "members", "shards per member", "seconds", "rows/s", "speed-up",
 		"CPU busy", "members (cores)", "PostgreSQL (cores)", "other (cores)"}, Rows: rows}, nil
+}
+
+// shardRows formats the table: speed-up is against the fastest unsharded row.
+func shardRows(cases []shardCase, results []shardResult, cpus int) [][]string {
+	var base float64
+	for i, c := range cases {
+		if c.Shards <= 1 {
+			base = max(base, results[i].rowsPerSec())
+		}
+	}
+	rows := make([][]string, len(cases))
+	for i, c := range cases {
+		res := results[i]
+		speedup := "—"
+		if base > 0 {
+			speedup = fmt.Sprintf("%.2f×", res.rowsPerSec()/base)
+		}
+		row := []string{c.label(), strconv.Itoa(c.Members), perOwner(res.PerOwner), secs(res.Wall),
+			harness.Thousands(int64(res.rowsPerSec() + 0.5)), speedup}
+		rows[i] = append(row, res.CPU.cells(cpus)...)
+	}
+	return rows
 }
 
 func perOwner(counts []int) string {

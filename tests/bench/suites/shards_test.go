@@ -2,6 +2,7 @@ package suites
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -65,4 +66,20 @@ func TestCPUCellsSplitTheBusyCores(t *testing.T) {
 	u.postgresOK = false
 	require.Equal(t, []string{"90%", "0.70", "n/a", "n/a"}, u.cells(2))
 	require.Equal(t, []string{"n/a", "n/a", "n/a", "n/a"}, cpuUse{}.cells(2))
+}
+
+func TestShardRowsCompareWithTheFastestUnshardedRun(t *testing.T) {
+	t.Parallel()
+	cases := []shardCase{{1, 1}, {4, 1}, {1, 2}, {4, 2}}
+	results := []shardResult{
+		{Wall: 5 * time.Second, Rows: 1000, PerOwner: []int{1}},
+		{Wall: 4 * time.Second, Rows: 1000, PerOwner: []int{4}},
+		{Wall: 4 * time.Second, Rows: 1000, PerOwner: []int{1}}, // the fastest unsharded: 250 rows/s
+		{Wall: 2 * time.Second, Rows: 1000, PerOwner: []int{2, 2}},
+	}
+	rows := shardRows(cases, results, 2)
+	require.Equal(t, []string{"unsharded", "1", "1", "5.00 s", "200", "0.80×", "n/a", "n/a", "n/a", "n/a"}, rows[0])
+	require.Equal(t, "1.00×", rows[1][5])
+	require.Equal(t, "1.00×", rows[2][5])
+	require.Equal(t, []string{"shard: {count: 4}", "2", "2 + 2", "2.00 s", "500", "2.00×"}, rows[3][:6])
 }
