@@ -241,7 +241,7 @@ func provideMember(s *serveSettings, p *process, id identity, log memberLog, st 
 }
 
 func provideRuns(s *serveSettings, p *process, log *slog.Logger, st *store.Store, loader *execute.Loader,
-	m *cluster.Member, d *drainFlag,
+	m *cluster.Member, d *drainFlag, mt *metrics.Metrics,
 ) (*runs.Service, *approvals.Service, error) {
 	ap, bind := newApprovals(s, st, log)
 	deps := runs.Deps{
@@ -253,6 +253,7 @@ func provideRuns(s *serveSettings, p *process, log *slog.Logger, st *store.Store
 		Redactor:  p.redactor,
 		Sealer:    runsSealer(s),
 		Proposer:  ap,
+		Metrics:   mt,
 	}
 	if s.Cluster {
 		// Admission reads the live membership: a pool is served while any live,

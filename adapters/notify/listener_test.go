@@ -136,7 +136,8 @@ func TestHearsWorkAndCancelsCommittedByTheStore(t *testing.T) {
 	got, err := f.s.Claim(ctx, cluster.Owner{InstanceID: "m1"}, []string{"default"}, 1, time.Minute)
 	require.NoError(t, err)
 	require.Len(t, got, 1)
-	require.NoError(t, f.s.RequestCancel(ctx, r.ID))
+	_, err = f.s.RequestCancel(ctx, r.ID)
+	require.NoError(t, err)
 	require.Equal(t, r.ID, f.cancel(t), "the cancel notification names the run")
 }
 

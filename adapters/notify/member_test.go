@@ -78,6 +78,7 @@ func TestACancelFromAnotherMemberStopsTheRunAtOnce(t *testing.T) {
 		t.Fatal("the run did not start")
 	}
 	// What a peer's cancel does: the flag in the history plus its notification.
-	require.NoError(t, f.s.RequestCancel(context.Background(), r.ID))
+	_, err = f.s.RequestCancel(context.Background(), r.ID)
+	require.NoError(t, err)
 	require.Eventually(t, func() bool { return f.status(t, r.ID) == "cancelled" }, 3*time.Second, tick)
 }

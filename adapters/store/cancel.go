@@ -46,12 +46,13 @@ RETURNING `+runCols("")), id)
 
 // RequestCancel sets the cancel flag of a running or sharded run, for its owner (or its
 // shards' owners) to see. The pending shards of a sharded run are cancelled in the same
-// transaction, which also ends the run when none of its shards is running.
-// Any other status is run.ErrConflict naming it (a queued or pending run is cancelled
-// with CancelQueued; a terminal one has nothing left to cancel), so a caller racing a
-// status change re-reads the run; a missing run is run.ErrNotFound.
-func (s *Store) RequestCancel(ctx context.Context, id string) error {
-	err := s.runInTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+// transaction, which also ends the run when none of its shards is running; ended reports
+// that. Any other status is run.ErrConflict naming it (a queued or pending run is
+// cancelled with CancelQueued; a terminal one has nothing left to cancel), so a caller
+// racing a status change re-reads the run; a missing run is run.ErrNotFound.
+func (s *Store) RequestCancel(ctx context.Context, id string) (ended bool, err error) {
+	err = s.runInTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		ended = false // a retried transaction starts over
 		// A sharded run ends here when none of its shards runs, so the parent's locks come
 		// first, in the order every shard end takes them.
 		if err := s.lockRunPipeline(ctx, tx, id); err != nil {
@@ -66,9 +67,11 @@ WHERE id = ? AND status IN ('running', 'sharded') RETURNING status`, id).Scan(ct
 		if len(statuses) == 1 {
 			if statuses[0] == string(run.Sharded) {
 				// Pending shards are cancelled at once (SPEC §6.4); running ones see the flag.
-				if _, err := s.cancelPendingShards(ctx, tx, id, s.callbacks); err != nil {
+				status, err := s.cancelPendingShards(ctx, tx, id, s.callbacks)
+				if err != nil {
 					return err
 				}
+				ended = status != ""
 			}
 			return s.notifyCancel(ctx, tx, id)
 		}
@@ -78,7 +81,10 @@ WHERE id = ? AND status IN ('running', 'sharded') RETURNING status`, id).Scan(ct
 		}
 		return fmt.Errorf("run %s is %s, not running or sharded: %w", id, rec.Status, run.ErrConflict)
 	})
-	return translate("request cancel of run "+id, err)
+	if err != nil {
+		return false, translate("request cancel of run "+id, err)
+	}
+	return ended, nil
 }
 
 // Delete removes a terminal run; its labels and logs go with it (foreign keys cascade).

@@ -21,7 +21,7 @@ WHERE r.id = c.id
 RETURNING ` + claimedColumns("r."),
 		claimShards: `UPDATE sluice_shards s SET status = 'running', attempt = s.attempt + 1,
   lease_epoch = s.lease_epoch + 1, owner = ?, owner_listen = ?,
-  lease_expires_at = {now} + ?, claimed_at = {now}
+  lease_expires_at = {now} + ?, claimed_at = {now}, elapsed_base_ms = s.elapsed_ms
 FROM (SELECT run_id, shard_index FROM sluice_shards WHERE status = 'pending' AND pool IN (?)
       ORDER BY weight DESC, run_id, shard_index LIMIT ? FOR UPDATE SKIP LOCKED) c
 WHERE s.run_id = c.run_id AND s.shard_index = c.shard_index

@@ -18,7 +18,7 @@ WHERE id IN (SELECT id FROM sluice_runs WHERE status = 'pending' AND pool IN (?)
 RETURNING ` + claimedColumns(""),
 		claimShards: `UPDATE sluice_shards SET status = 'running', attempt = attempt + 1,
   lease_epoch = lease_epoch + 1, owner = ?, owner_listen = ?,
-  lease_expires_at = {now} + ?, claimed_at = {now}
+  lease_expires_at = {now} + ?, claimed_at = {now}, elapsed_base_ms = elapsed_ms
 WHERE (run_id, shard_index) IN (SELECT run_id, shard_index FROM sluice_shards
              WHERE status = 'pending' AND pool IN (?)
              ORDER BY weight DESC, run_id, shard_index LIMIT ?)

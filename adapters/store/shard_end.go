@@ -58,6 +58,12 @@ func (s *Store) settleParent(ctx context.Context, tx bun.Tx, runID string, cance
 	if !done {
 		return "", nil
 	}
+	if e != nil {
+		var err error
+		if e, err = s.starvedShards(ctx, tx, runID, c, e); err != nil {
+			return "", err
+		}
+	}
 	var code, msg string
 	if e != nil {
 		code, msg = string(e.Code), e.Message
@@ -81,6 +87,26 @@ RETURNING `+runCols("")), string(status), nullIfEmpty(code), nullIfEmpty(msg), s
 	return string(status), s.afterTerminal(ctx, tx, rec, build)
 }
 
+// starvedShards is the error of a failed sharded run some of whose shards were cancelled
+// because their pool stayed unserved (failPendingShards): pool_unavailable with that
+// reason, which explains the shards that never ran; otherwise e as it is.
+func (s *Store) starvedShards(ctx context.Context, tx bun.Tx, runID string, c shard.Counts, e *run.Error) (*run.Error, error) {
+	var reasons []string
+	err := tx.NewRaw(`SELECT error_message FROM sluice_shards WHERE run_id = ? AND status = 'cancelled' AND error_code = ?
+ORDER BY shard_index LIMIT 1`, runID, string(run.CodePoolUnavailable)).Scan(ctx, &reasons)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("read why the shards of run %s were cancelled: %w", runID, err)
+	}
+	if len(reasons) == 0 {
+		return e, nil
+	}
+	msg := reasons[0]
+	if c.Failed > 0 {
+		msg += "; " + e.Message
+	}
+	return &run.Error{Code: run.CodePoolUnavailable, Message: msg}, nil
+}
+
 // FinishShard ends an owned shard and, in the same transaction, its run when it was the
 // last unfinished shard; see cluster.ShardStore. The shard's last log lines go to the
 // run's log.
@@ -91,7 +117,7 @@ func (s *Store) FinishShard(ctx context.Context, owner string, ref cluster.Shard
 	}
 	parent, err := s.inShardTx(ctx, ref, func(ctx context.Context, tx bun.Tx, cancelled bool) (string, error) {
 		res, err := tx.NewRaw(s.q(`UPDATE sluice_shards SET status = ?,
-  rows_read = ?, rows_written = ?, pages = ?, bytes = ?, elapsed_ms = ?,
+  rows_read = ?, rows_written = ?, pages = ?, bytes = ?, elapsed_ms = elapsed_base_ms + ?,
   error_code = ?, error_message = ?, finished_at = {now},
   owner = NULL, owner_listen = NULL, lease_expires_at = NULL
 WHERE `+shardFence), o.Status, o.Stats.RowsRead, o.Stats.RowsWritten, o.Stats.Pages, o.Stats.Bytes,
@@ -153,7 +179,7 @@ func (s *Store) HandBackShard(ctx context.Context, owner string, ref cluster.Sha
 			set = `status = 'cancelled', finished_at = {now}`
 		}
 		res, err := tx.NewRaw(s.q(`UPDATE sluice_shards SET `+set+`,
-  rows_read = ?, rows_written = ?, pages = ?, bytes = ?, elapsed_ms = ?,
+  rows_read = ?, rows_written = ?, pages = ?, bytes = ?, elapsed_ms = elapsed_base_ms + ?,
   owner = NULL, owner_listen = NULL, lease_expires_at = NULL
 WHERE `+shardFence), p.RowsRead, p.RowsWritten, p.Pages, p.Bytes, p.ElapsedMS,
 			ref.RunID, ref.Index, owner, ref.Epoch).Exec(ctx)

@@ -20,19 +20,32 @@ import (
 // FinishShard, it ends sharded runs that have no unfinished shard left. Each item is its
 // own transaction with the lock order of FinishShard.
 func (s *Store) ReclaimShards(ctx context.Context, build runs.CallbackBuilder) (cluster.ShardReclaim, error) {
+	return s.reclaimShards(ctx, "lease_expires_at <= {now}", nil, build)
+}
+
+// ReclaimOrphanShards is ReclaimShards for running shards owned by anyone but self,
+// expired or not. Only the holder of the exclusive history lock may call it: then no
+// other member can be executing them (the shards a cluster left behind).
+func (s *Store) ReclaimOrphanShards(ctx context.Context, self string, build runs.CallbackBuilder) (cluster.ShardReclaim, error) {
+	return s.reclaimShards(ctx, "(owner IS NULL OR owner <> ?)", []any{self}, build)
+}
+
+// reclaimShards reclaims the running shards that match cond (with condArgs), then runs
+// the backstop.
+func (s *Store) reclaimShards(ctx context.Context, cond string, condArgs []any, build runs.CallbackBuilder) (cluster.ShardReclaim, error) {
 	var out cluster.ShardReclaim
 	var expired []struct {
 		RunID string `bun:"run_id"`
 		Index int    `bun:"shard_index"`
 	}
 	err := s.db.NewRaw(s.q(`SELECT run_id, shard_index FROM sluice_shards
-WHERE status = 'running' AND lease_expires_at <= {now} ORDER BY run_id, shard_index LIMIT ?`), reclaimBatch).
+WHERE status = 'running' AND `+cond+` ORDER BY run_id, shard_index LIMIT ?`), append(append([]any{}, condArgs...), reclaimBatch)...).
 		Scan(ctx, &expired)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return out, translate("find expired shard leases", err)
 	}
 	for _, x := range expired {
-		r, ok, err := s.reclaimShard(ctx, x.RunID, x.Index, build)
+		r, ok, err := s.reclaimShard(ctx, x.RunID, x.Index, cond, condArgs, build)
 		if err != nil {
 			return out, translate(fmt.Sprintf("reclaim shard %d of run %s", x.Index, x.RunID), err)
 		}
@@ -100,7 +113,8 @@ func (r shardRow) snapshot() shard.Snapshot {
 		Attempt: r.Attempt, MaxAttempts: r.MaxAttempts, Owner: r.Owner, ClaimedAt: fromMS(r.ClaimedAt)}
 }
 
-func (s *Store) reclaimShard(ctx context.Context, runID string, index int, build runs.CallbackBuilder) (cluster.ReclaimedShard, bool, error) {
+func (s *Store) reclaimShard(ctx context.Context, runID string, index int, cond string, condArgs []any,
+	build runs.CallbackBuilder) (cluster.ReclaimedShard, bool, error) {
 	res := cluster.ReclaimedShard{RunID: runID, Index: index}
 	found := false
 	err := s.runInTx(ctx, func(ctx context.Context, tx bun.Tx) error {
@@ -117,8 +131,8 @@ func (s *Store) reclaimShard(ctx context.Context, runID string, index int, build
 		}
 		var row shardRow
 		err = tx.NewRaw(s.q("SELECT "+shardRowColumns+` FROM sluice_shards
-WHERE run_id = ? AND shard_index = ? AND status = 'running' AND lease_expires_at <= {now}`+s.d.forUpdate),
-			runID, index).Scan(ctx, &row)
+WHERE run_id = ? AND shard_index = ? AND status = 'running' AND `+cond+s.d.forUpdate),
+			append([]any{runID, index}, condArgs...)...).Scan(ctx, &row)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil // renewed, finished or reclaimed by a peer meanwhile
 		}

@@ -24,7 +24,7 @@ const shardFence = `run_id = ? AND shard_index = ? AND owner = ? AND lease_epoch
   AND lease_expires_at > {now}`
 
 // shardColumns are what a shard claim returns.
-const shardColumns = "run_id, shard_index, shard_count, key_lo, key_hi, key_nulls, weight, lease_epoch, attempt, max_attempts"
+const shardColumns = "run_id, shard_index, shard_count, key_lo, key_hi, key_nulls, weight, lease_epoch, attempt, max_attempts, elapsed_ms"
 
 type shardClaimRow struct {
 	RunID       string `bun:"run_id"`
@@ -37,6 +37,8 @@ type shardClaimRow struct {
 	LeaseEpoch  int64  `bun:"lease_epoch"`
 	Attempt     int    `bun:"attempt"`
 	MaxAttempts int    `bun:"max_attempts"`
+	// ElapsedMS is the running time of the shard's earlier attempts.
+	ElapsedMS int64 `bun:"elapsed_ms"`
 }
 
 func (r shardClaimRow) slice() execute.ShardSlice {
@@ -129,7 +131,9 @@ func (s *Store) ClaimShards(ctx context.Context, owner cluster.Owner, pools []st
 		if !ok {
 			continue // deleted meanwhile: only a terminal run can be, so nothing to run
 		}
-		p.Epoch, p.Attempt, p.MaxAttempts = r.LeaseEpoch, r.Attempt, r.MaxAttempts
+		// The shard keeps its own attempts and running time: timeout_secs bounds each
+		// shard across its attempts, as it bounds a run (SPEC §3).
+		p.Epoch, p.Attempt, p.MaxAttempts, p.ElapsedMS = r.LeaseEpoch, r.Attempt, r.MaxAttempts, r.ElapsedMS
 		out = append(out, cluster.ClaimedShard{
 			Ref:     cluster.ShardRef{RunID: r.RunID, Index: r.Index, Epoch: r.LeaseEpoch},
 			Attempt: r.Attempt, MaxAttempts: r.MaxAttempts, Slice: r.slice(), Run: p,
@@ -204,7 +208,7 @@ WHERE owner = ? AND status = 'running' AND lease_expires_at > {now}
 // fails.
 func (s *Store) ShardProgress(ctx context.Context, owner string, ref cluster.ShardRef, p cluster.Progress) error {
 	res, err := s.db.NewRaw(s.q(`UPDATE sluice_shards SET rows_read = ?, rows_written = ?, pages = ?, bytes = ?,
-  elapsed_ms = ?
+  elapsed_ms = elapsed_base_ms + ?
 WHERE `+shardFence), p.RowsRead, p.RowsWritten, p.Pages, p.Bytes, p.ElapsedMS,
 		ref.RunID, ref.Index, owner, ref.Epoch).Exec(ctx)
 	if err != nil {

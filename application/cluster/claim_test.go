@@ -262,5 +262,7 @@ func TestIdleMemberClaimsAWokenRunAtOnce(t *testing.T) {
 	h.member.Wake()
 	require.Eventually(t, func() bool { return runner.started.Load() == 1 }, waitFor, time.Millisecond)
 	require.Less(t, time.Since(at), 500*time.Millisecond)
-	store.with(func() { require.Equal(t, []int{8, 8}, store.claimCalls, "no backlog: the claim asks at once for all free slots") })
+	store.with(func() {
+		require.Equal(t, []int{8, 8}, store.claimCalls, "no backlog: the claim asks at once for all free slots")
+	})
 }

@@ -263,6 +263,23 @@ type systemClock struct{}
 
 func (systemClock) Now() time.Time { return time.Now() }
 
+// reclaimOrphanShards hands the shards a cluster left running back to pending (or ends
+// them by the reclaim rules) at the start of a single server: they would otherwise wait
+// for their leases to expire before this server, the only one left, could run them.
+func (m *Member) reclaimOrphanShards(ctx context.Context) error {
+	if m.deps.Shards == nil {
+		return nil
+	}
+	sctx, cancel := m.stmt(ctx)
+	got, err := m.deps.Shards.ReclaimOrphanShards(sctx, m.cfg.InstanceID, m.deps.Callbacks)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("cluster: reclaim shards left running by an earlier process: %w", err)
+	}
+	m.countShardReclaim(got)
+	return nil
+}
+
 // Start reclaims orphans (Exclusive only), heartbeats once and starts the loops. The loops
 // outlive ctx, which only bounds the start itself; Drain and Stop end them.
 func (m *Member) Start(ctx context.Context) error {
@@ -286,6 +303,12 @@ func (m *Member) Start(ctx context.Context) error {
 			return fmt.Errorf("cluster: reclaim runs left running by an earlier process: %w", err)
 		}
 		m.countReclaimed(got)
+		if err := m.reclaimOrphanShards(ctx); err != nil {
+			m.mu.Lock()
+			m.started = false
+			m.mu.Unlock()
+			return err
+		}
 	}
 	sent := m.clock.Now()
 	sctx, cancel := m.stmt(ctx)

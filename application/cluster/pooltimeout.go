@@ -5,7 +5,8 @@ import (
 )
 
 // failUnservedPools is the lease-loop step of --pool-wait-timeout-secs (SPEC §5.5): any
-// member fails the pending runs of pools nobody has served for that long. Members race
+// member fails the pending runs of pools nobody has served for that long, and the sharded
+// runs whose pending shards wait there. Members race
 // for the same runs harmlessly: each run is failed by one conditional write.
 func (m *Member) failUnservedPools() {
 	if m.cfg.PoolWaitTimeout <= 0 || m.deps.PoolTimeouts == nil {
@@ -16,7 +17,7 @@ func (m *Member) failUnservedPools() {
 	cancel()
 	for _, r := range got {
 		m.metrics.RunFinished(string(run.Failed), string(run.CodePoolUnavailable))
-		m.log.Warn("failed a pending run: its pool has had no live member for --pool-wait-timeout-secs",
+		m.log.Warn("failed a pending or sharded run: its pool has had no live member for --pool-wait-timeout-secs",
 			"run_id", r.ID, "pool", r.Pool, "wait", m.cfg.PoolWaitTimeout)
 	}
 	if err != nil && m.root.Err() == nil {

@@ -179,11 +179,15 @@ type PoolTimeouts interface {
 	// lease expiry among the members that advertised the pool (a clean stop counts as
 	// the expiry), or since the run's creation when that is later. Each run ends in its
 	// own transaction with its callback outbox row and the promotion of a queued sibling;
-	// a run claimed or cancelled meanwhile is left alone. It returns the runs it failed.
+	// a run claimed or cancelled meanwhile is left alone. Pending shards starve with their
+	// run's pool: past the same wait (counted from the planning when that is later) they
+	// are cancelled with the reason, and their sharded run ends failed with the same code
+	// once none of its shards runs. It returns the runs it failed.
 	FailUnservedPools(ctx context.Context, ttl, wait time.Duration, build runs.CallbackBuilder) ([]PoolTimedOut, error)
 }
 
-// PoolTimedOut is a pending run failed because its pool stayed unserved.
+// PoolTimedOut is a pending run failed because its pool stayed unserved, or a sharded run
+// failed because its pending shards did.
 type PoolTimedOut struct {
 	ID   string
 	Pool string

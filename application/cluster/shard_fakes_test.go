@@ -28,6 +28,9 @@ type fakeShards struct {
 	runOf      map[string]cluster.Claimed // the run a plan was stored for
 	open       map[string]int             // unfinished shards per run
 	ended      map[string]string
+	// orphans is what ReclaimOrphanShards answers; orphanCalls the owners it was asked for.
+	orphans     cluster.ShardReclaim
+	orphanCalls []string
 }
 
 func newFakeShards() *fakeShards {
@@ -117,6 +120,15 @@ func (f *fakeShards) HandBackShard(_ context.Context, _ string, ref cluster.Shar
 
 func (f *fakeShards) ReclaimShards(context.Context, runs.CallbackBuilder) (cluster.ShardReclaim, error) {
 	return cluster.ShardReclaim{}, nil
+}
+
+func (f *fakeShards) ReclaimOrphanShards(_ context.Context, self string, _ runs.CallbackBuilder) (cluster.ShardReclaim, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.orphanCalls = append(f.orphanCalls, self)
+	got := f.orphans
+	f.orphans = cluster.ShardReclaim{}
+	return got, nil
 }
 
 func (f *fakeShards) outcome(ref cluster.ShardRef) (cluster.Outcome, bool) {

@@ -23,7 +23,8 @@ type ClaimedShard struct {
 	MaxAttempts int
 	// Slice narrows the parent's source to this shard.
 	Slice execute.ShardSlice
-	// Run is the parent run as a claim would have returned it; its Epoch is the shard's.
+	// Run is the parent run as a claim would have returned it; its Epoch, Attempt,
+	// MaxAttempts and ElapsedMS (the running time of earlier attempts) are the shard's.
 	Run Claimed
 }
 
@@ -76,6 +77,10 @@ type ShardStore interface {
 	// ends the last of its run ends the run too. It also ends sharded runs none of whose
 	// shards is unfinished (the backstop of FinishShard).
 	ReclaimShards(ctx context.Context, build runs.CallbackBuilder) (ShardReclaim, error)
+	// ReclaimOrphanShards is ReclaimShards for running shards owned by anyone but self,
+	// lease expired or not: a single server holding the history lock calls it at start,
+	// when every such shard was left by a process that is gone (SPEC §2.1).
+	ReclaimOrphanShards(ctx context.Context, self string, build runs.CallbackBuilder) (ShardReclaim, error)
 }
 
 // Planner splits the read of a config into shards; *execute.Executor implements it. nil

@@ -108,6 +108,12 @@ func (m *Member) reclaimShards() bool {
 	if err != nil {
 		m.log.Warn("reclaiming expired shard leases failed", "error", m.redact(err.Error()))
 	}
+	return m.countShardReclaim(got)
+}
+
+// countShardReclaim counts and logs what a shard reclaim did; it reports whether a shard
+// was requeued.
+func (m *Member) countShardReclaim(got ShardReclaim) bool {
 	requeued := false
 	for _, r := range got.Shards {
 		m.metrics.ShardReclaimed(r.Outcome)

@@ -2,6 +2,7 @@ package cluster_test
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -241,4 +242,34 @@ func TestShardClaimsOnlyWhenShardsMayBePending(t *testing.T) {
 		require.Eventually(t, func() bool { _, ok := sh.outcome(cluster.ShardRef{RunID: "big", Index: i}); return ok }, waitFor, tick)
 	}
 	require.GreaterOrEqual(t, shardCalls(), 2)
+}
+
+// A single server holds the history lock, so the shards a cluster left running at its
+// start have no live owner: it reclaims them at once instead of waiting out their leases.
+func TestReclaimOrphanShardsOnlyWhenExclusive(t *testing.T) {
+	t.Parallel()
+	for _, exclusive := range []bool{true, false} {
+		sh := newFakeShards()
+		sh.orphans = cluster.ShardReclaim{
+			Shards:  []cluster.ReclaimedShard{{RunID: "r1", Index: 0, Outcome: "requeued"}, {RunID: "r2", Index: 1, Outcome: "cancelled", Parent: "cancelled"}},
+			Settled: map[string]string{"r3": "completed"},
+		}
+		h := start(t, newFakeStore(), &fakeRunner{fn: succeed(1)}, func(c *cluster.Config, d *cluster.Deps) {
+			sharding(sh, &fakePlanner{}, false)(c, d)
+			c.Exclusive = exclusive
+		})
+		sh.mu.Lock()
+		calls := slices.Clone(sh.orphanCalls)
+		sh.mu.Unlock()
+		h.metrics.mu.Lock()
+		finished := slices.Clone(h.metrics.finished)
+		h.metrics.mu.Unlock()
+		if !exclusive {
+			require.Empty(t, calls, "a cluster member never assumes a peer's shards are orphans")
+			continue
+		}
+		require.Equal(t, []string{"m1"}, calls)
+		require.ElementsMatch(t, []string{"cancelled/cancelled", "completed/ok"}, finished,
+			"the runs the reclaim ended are counted")
+	}
 }

@@ -22,7 +22,7 @@ const progressEvery = time.Second
 
 // execution is one claimed run, or one claimed shard of a run, executing here.
 type execution struct {
-	claim Claimed // for a shard: its run, with the shard's epoch and attempt
+	claim Claimed // for a shard: its run, with the shard's epoch, attempt and earlier running time
 	ref   Ref     // runs only
 	// shard is the shard this execution runs; nil for a run.
 	shard  *ClaimedShard

@@ -173,6 +173,25 @@ type harness struct {
 	waker     *waker
 	canceller *canceller
 	redactor  *redactor
+	metrics   *runMetrics
+}
+
+// runMetrics records what the service counts, "status/reason" per run.
+type runMetrics struct {
+	mu       sync.Mutex
+	finished []string
+}
+
+func (m *runMetrics) RunFinished(status, reason string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.finished = append(m.finished, status+"/"+reason)
+}
+
+func (m *runMetrics) counted() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]string(nil), m.finished...)
 }
 
 type option func(*runs.Deps, *runs.Config)
@@ -187,6 +206,7 @@ func newHarness(t *testing.T, opts ...option) *harness {
 		waker:     &waker{},
 		canceller: &canceller{local: map[string]bool{}},
 		redactor:  &redactor{},
+		metrics:   &runMetrics{},
 	}
 	loader := &execute.Loader{
 		Decoder:  configtext.Decoder{},
@@ -207,6 +227,7 @@ func newHarness(t *testing.T, opts ...option) *harness {
 			"hooks.internal":    {"169.254.10.10"},
 		},
 		Redactor: h.redactor,
+		Metrics:  h.metrics,
 	}
 	cfg := runs.Config{MaxQueued: 100, MaxAttempts: 3}
 	for _, o := range opts {

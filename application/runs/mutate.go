@@ -48,18 +48,23 @@ func (s *Service) Cancel(ctx context.Context, p Principal, id string) (rec *Reco
 			}
 			rec = got
 			if ok {
+				s.cancelledNow()
 				s.auditCancel(ctx, p, rec, from, "cancelled")
 				return strip(rec), true, nil
 			}
 		default: // running, sharded
-			err := s.deps.Store.RequestCancel(ctx, id)
+			ended, err := s.deps.Store.RequestCancel(ctx, id)
 			if err == nil {
 				if s.deps.Canceller != nil {
 					s.deps.Canceller.CancelLocal(id)
 				}
 				rec.CancelRequested = true
+				if ended {
+					// A sharded run none of whose shards was running ended with the cancel:
+					// no member settles it, so it is counted here.
+					s.cancelledNow()
+				}
 				if st == run.Sharded {
-					// A sharded run none of whose shards was running ends with the cancel.
 					if now, err := s.deps.Store.Get(ctx, id); err == nil && run.Status(now.Status).Terminal() {
 						s.auditCancel(ctx, p, now, from, "cancelled")
 						return strip(now), true, nil
@@ -78,6 +83,13 @@ func (s *Service) Cancel(ctx context.Context, p Principal, id string) (rec *Reco
 		}
 	}
 	return nil, false, fmt.Errorf("cancel of run %s: its status kept changing (last %s): %w", id, rec.Status, run.ErrConflict)
+}
+
+// cancelledNow counts a run this request's cancel ended (SPEC §10).
+func (s *Service) cancelledNow() {
+	if s.deps.Metrics != nil {
+		s.deps.Metrics.RunFinished(string(run.Cancelled), "cancelled")
+	}
 }
 
 func (s *Service) auditCancel(ctx context.Context, p Principal, rec *Record, from, outcome string) {

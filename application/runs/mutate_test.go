@@ -39,6 +39,8 @@ func TestCancelQueuedOrPendingIsImmediate(t *testing.T) {
 			require.Equal(t, "cancelled", body["status"])
 			require.Equal(t, id, body["run_id"])
 
+			require.Equal(t, []string{"cancelled/cancelled"}, h.metrics.counted(), "the run this cancel ended is counted")
+
 			e := h.store.lastAudit()
 			require.Equal(t, runs.ActionCancel, e.Action)
 			require.Equal(t, "cancelled", e.Details["outcome"])
@@ -62,6 +64,7 @@ func TestCancelRunningLocalFiresTokenAndSetsFlag(t *testing.T) {
 	require.Equal(t, []string{id}, h.canceller.fired)
 	require.Equal(t, []string{id}, h.store.cancels, "the durable flag is set too")
 	require.Empty(t, h.store.outbox)
+	require.Empty(t, h.metrics.counted(), "the member that stops it counts it")
 	require.Equal(t, "requested", h.store.lastAudit().Details["outcome"])
 }
 
@@ -84,18 +87,34 @@ func TestCancelRunningOnPeerSetsFlag(t *testing.T) {
 	}
 }
 
-func TestCancelShardedWithNoShardRunningIsImmediate(t *testing.T) {
+// A sharded run that ends with the cancel is counted once: by the cancel when it ended the
+// run itself (no shard was running, so no member settles it), by the member of its last
+// shard when that ended it between the flag and the re-read.
+func TestCancelShardedThatEndsAtOnce(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
-	id := h.submit(t, req(operator, baseConfig)).RunID
-	h.store.setStatus(id, run.Sharded)
-	h.store.noShardRunning = true
+	cases := map[string]struct {
+		noShardRunning, shardEndsAfterCancel bool
+		counted                              []string
+	}{
+		"no shard running":        {noShardRunning: true, counted: []string{"cancelled/cancelled"}},
+		"its last shard ended it": {shardEndsAfterCancel: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t)
+			id := h.submit(t, req(operator, baseConfig)).RunID
+			h.store.setStatus(id, run.Sharded)
+			h.store.noShardRunning, h.store.shardEndsAfterCancel = tc.noShardRunning, tc.shardEndsAfterCancel
 
-	rec, immediate, err := h.svc.Cancel(context.Background(), operator, id)
-	require.NoError(t, err)
-	require.True(t, immediate, "the cancel ended the run")
-	require.Equal(t, "cancelled", rec.Status)
-	require.Equal(t, "cancelled", h.store.lastAudit().Details["outcome"])
+			rec, immediate, err := h.svc.Cancel(context.Background(), operator, id)
+			require.NoError(t, err)
+			require.True(t, immediate, "the run ended")
+			require.Equal(t, "cancelled", rec.Status)
+			require.Equal(t, "cancelled", h.store.lastAudit().Details["outcome"])
+			require.Equal(t, tc.counted, h.metrics.counted())
+		})
+	}
 }
 
 func TestCancelRacingAClaimSignalsTheRun(t *testing.T) {

@@ -37,8 +37,10 @@ type Store interface {
 	// statement, writing the callback outbox row in the same transaction, and returns
 	// the updated record. A run in another status is returned unchanged with ok=false.
 	CancelQueued(ctx context.Context, id string, build CallbackBuilder) (rec *Record, ok bool, err error)
-	// RequestCancel sets the cancel flag of a running or sharded run.
-	RequestCancel(ctx context.Context, id string) error
+	// RequestCancel sets the cancel flag of a running or sharded run. A sharded run's
+	// pending shards are cancelled in the same transaction, which ends the run when none
+	// of its shards is running: ended reports that this call ended it.
+	RequestCancel(ctx context.Context, id string) (ended bool, err error)
 	// Delete removes a terminal run with its labels, logs and sealed rows;
 	// run.ErrConflict when it is not terminal.
 	Delete(ctx context.Context, id string) error
@@ -102,6 +104,13 @@ type Waker interface {
 type Canceller interface {
 	// CancelLocal returns true when the run executes here and its token was fired.
 	CancelLocal(runID string) bool
+}
+
+// Metrics counts the runs a request ends at once — a cancel of a queued, pending or
+// sharded run — in sluice_serve_runs_total (SPEC §10). Runs that end while executing are
+// counted by the member that settles them.
+type Metrics interface {
+	RunFinished(status, reason string)
 }
 
 // Clock is the time source; tests pass a fake.

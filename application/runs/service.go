@@ -46,6 +46,8 @@ type Deps struct {
 	// Proposer records change requests (SPEC §9.5); nil: a request that must be
 	// proposed is refused.
 	Proposer Proposer
+	// Metrics counts runs a cancel ends at once; nil: not counted (tests).
+	Metrics Metrics
 }
 
 // Config is the server settings the run use-cases read.

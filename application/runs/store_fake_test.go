@@ -32,9 +32,12 @@ type fakeStore struct {
 	// noShardRunning makes RequestCancel of a sharded run end it, as the store does when
 	// none of its shards is running.
 	noShardRunning bool
-	shards         map[string][]runs.ShardRecord // by run id
-	createErr      error
-	auditErr       error
+	// shardEndsAfterCancel ends a sharded run after RequestCancel set its flag, as the
+	// last running shard does when it stops in between the cancel and the re-read.
+	shardEndsAfterCancel bool
+	shards               map[string][]runs.ShardRecord // by run id
+	createErr            error
+	auditErr             error
 	// ticks maps schedule\x00instant to the tick's run id ("" when skipped); term is the
 	// scheduler term tick writes must carry.
 	ticks map[string]string
@@ -253,22 +256,26 @@ func (s *fakeStore) CancelQueued(_ context.Context, id string, build runs.Callba
 	return copyRecord(r), true, nil
 }
 
-func (s *fakeStore) RequestCancel(_ context.Context, id string) error {
+func (s *fakeStore) RequestCancel(_ context.Context, id string) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r, ok := s.runs[id]
 	if !ok {
-		return fmt.Errorf("run %s: %w", id, run.ErrNotFound)
+		return false, fmt.Errorf("run %s: %w", id, run.ErrNotFound)
 	}
 	if r.Status != string(run.Running) && r.Status != string(run.Sharded) {
-		return fmt.Errorf("run %s is %s: %w", id, r.Status, run.ErrConflict)
+		return false, fmt.Errorf("run %s is %s: %w", id, r.Status, run.ErrConflict)
 	}
 	r.CancelRequested = true
 	s.cancels = append(s.cancels, id)
 	if s.noShardRunning && r.Status == string(run.Sharded) {
 		r.Status = string(run.Cancelled) // every shard was pending: cancelled with the flag
+		return true, nil
 	}
-	return nil
+	if s.shardEndsAfterCancel && r.Status == string(run.Sharded) {
+		r.Status = string(run.Cancelled) // its last shard ended it (a member counted it)
+	}
+	return false, nil
 }
 
 func (s *fakeStore) Delete(_ context.Context, id string) error {

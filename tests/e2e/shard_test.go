@@ -40,6 +40,16 @@ func shardCluster(t *testing.T, src, dst *pgSchema, ttl int) *e2e.Cluster {
 	return e2e.StartCluster(t, 3, cfg, nil)
 }
 
+// slowShardTables makes src with rows that take about total to read (slowSource) and an
+// empty dst keyed by id, in two schemas.
+func slowShardTables(t *testing.T, rows int, total time.Duration) (src, dst *pgSchema) {
+	t.Helper()
+	src, dst = newPGSchema(t), newPGSchema(t)
+	slowSource(t, src, rows, total)
+	dst.exec(t, `CREATE TABLE dst (id bigint PRIMARY KEY, name text, amount numeric, at timestamptz)`)
+	return src, dst
+}
+
 // requireExactCopy checks dst holds every row of src exactly once, unchanged.
 func requireExactCopy(t *testing.T, src, dst *pgSchema, rows int) {
 	t.Helper()
@@ -104,9 +114,7 @@ pipeline:
 func TestShardedRunSurvivesKill(t *testing.T) {
 	t.Parallel()
 	rows := e2e.Rows(t, 100000)
-	src, dst := newPGSchema(t), newPGSchema(t)
-	slowSource(t, src, rows, 20*time.Second)
-	dst.exec(t, `CREATE TABLE dst (id bigint PRIMARY KEY, name text, amount numeric, at timestamptz)`)
+	src, dst := slowShardTables(t, rows, 20*time.Second)
 	c := shardCluster(t, src, dst, 3)
 
 	id := c.Members[1].MustSubmit(t, e2e.SubmitRequest{Config: shardedConfig("sharded-kill",
@@ -156,6 +164,7 @@ type shardItem struct {
 	Owner   *struct {
 		InstanceID string `json:"instance_id"`
 	} `json:"owner"`
+	Error *e2e.APIError `json:"error"`
 }
 
 func shardsOf(t *testing.T, m *e2e.Member, id string) []shardItem {
@@ -172,9 +181,7 @@ func shardsOf(t *testing.T, m *e2e.Member, id string) []shardItem {
 func TestShardedRunCancel(t *testing.T) {
 	t.Parallel()
 	rows := e2e.Rows(t, 100000)
-	src, dst := newPGSchema(t), newPGSchema(t)
-	slowSource(t, src, rows, 20*time.Second)
-	dst.exec(t, `CREATE TABLE dst (id bigint PRIMARY KEY, name text, amount numeric, at timestamptz)`)
+	src, dst := slowShardTables(t, rows, 20*time.Second)
 	c := shardCluster(t, src, dst, 5)
 
 	m := c.Members[2]
@@ -223,4 +230,65 @@ pipeline:
 	require.Equal(t, int64(files*perFile), r.Stats.RowsRead, "each file is read by exactly one shard")
 	require.Equal(t, int64(files*perFile), dst.int(t, "SELECT count(*) FROM dst"))
 	require.Zero(t, dst.int(t, "SELECT count(*) FROM dst WHERE name <> 'name-' || id"))
+}
+
+// A single server started on the history of a cluster that died mid-run holds the
+// history lock, so the shards left running there have no other owner: it takes them
+// back at once instead of waiting out their leases, and finishes the run.
+func TestSingleServerFinishesTheShardsACrashedClusterLeft(t *testing.T) {
+	t.Parallel()
+	const ttl = 90 // seconds: far longer than the test may wait
+	rows := e2e.Rows(t, 20000)
+	src, dst := slowShardTables(t, rows, 8*time.Second)
+	history := testdb.Postgres(t)
+	cfg := clusterConfig(history, ttl)
+	cfg.Env = map[string]string{"SRC_URL": src.url, "DST_URL": dst.url}
+	c := e2e.StartCluster(t, 1, cfg, nil)
+	m := c.Members[0]
+	id := m.MustSubmit(t, e2e.SubmitRequest{Config: shardedConfig("orphaned-shards",
+		"SELECT id, name, amount, at FROM src WHERE slow(id)", "id", 4)})
+	m.WaitRun(t, id, time.Minute, "every shard running", func(r e2e.RunResource) bool {
+		return r.Status == "sharded" && r.Shards != nil && r.Shards.Running == 4
+	})
+	m.Kill(t)
+	m.Wait(t)
+
+	single := e2e.StartMember(t, "single", e2e.MemberConfig{History: history, PollSecs: 1, MaxConcurrent: 4,
+		Env: cfg.Env, Timeout: 3 * time.Minute})
+	r := single.WaitRun(t, id, 45*time.Second, "finished well before the dead member's leases expire", terminal)
+	require.Equal(t, "completed", r.Status, "%+v", r.Error)
+	require.Equal(t, e2e.ShardCounts{Total: 4, Completed: 4}, *r.Shards)
+	requireExactCopy(t, src, dst, rows)
+	for _, sh := range shardsOf(t, single, id) {
+		require.Equal(t, 2, sh.Attempt, "shard %d ran again on the single server", sh.Index)
+	}
+	require.Equal(t, float64(4), metricSum(single.Metrics(t), "sluice_serve_shards_reclaimed_total", `outcome="requeued"`))
+}
+
+// timeout_secs bounds each shard's running time (SPEC §3, §6.1): every shard of a run
+// that outlives it stops at a page boundary and fails with timeout, and the run fails
+// with shard_failed naming how many.
+func TestShardedRunTimeout(t *testing.T) {
+	t.Parallel()
+	rows := e2e.Rows(t, 40000)
+	src, dst := slowShardTables(t, rows, 60*time.Second)
+	cfg := clusterConfig(testdb.Postgres(t), 5)
+	cfg.Env = map[string]string{"SRC_URL": src.url, "DST_URL": dst.url}
+	c := e2e.StartCluster(t, 2, cfg, nil)
+
+	id := c.Members[0].MustSubmit(t, e2e.SubmitRequest{TimeoutSecs: 2, Config: shardedConfig("sharded-timeout",
+		"SELECT id, name, amount, at FROM src WHERE slow(id)", "id", 4)})
+	start := time.Now()
+	r := c.WaitTerminal(t, []string{id}, time.Minute)[id]
+	t.Logf("ended %s after %s: %+v", r.Status, time.Since(start).Round(time.Millisecond), r.Error)
+	require.Equal(t, "failed", r.Status)
+	require.NotNil(t, r.Error)
+	require.Equal(t, "shard_failed", r.Error.Code, r.Error.Message)
+	require.Equal(t, "4 of 4 shards failed", r.Error.Message)
+	require.Equal(t, e2e.ShardCounts{Total: 4, Failed: 4}, *r.Shards)
+	for _, sh := range shardsOf(t, c.Members[1], id) {
+		require.NotNil(t, sh.Error, "shard %d", sh.Index)
+		require.Equal(t, "timeout", sh.Error.Code, "shard %d", sh.Index)
+	}
+	require.Less(t, time.Since(start), 30*time.Second, "the shards stopped at the timeout, not at their end")
 }

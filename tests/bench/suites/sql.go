@@ -113,16 +113,7 @@ func (d *sqlDBs) prepare(ctx context.Context, env *harness.Env) error {
 	if err != nil {
 		return err
 	}
-	env.Progress("loading %d rows into PostgreSQL %s.src", env.Rows, benchSchema)
-	if err := d.pgExec(ctx,
-		"DROP SCHEMA IF EXISTS "+benchSchema+" CASCADE",
-		"CREATE SCHEMA "+benchSchema,
-		fmt.Sprintf(`CREATE TABLE %s.src AS SELECT g::bigint AS id, 'name-' || g AS name, (g * 1.25)::double precision AS amount,
-			g %% 2 = 0 AS active, timestamptz '2025-01-01 00:00:00+00' + g * interval '1 second' AS created_at
-			FROM generate_series(1, %d) g`, benchSchema, env.Rows),
-		"ALTER TABLE "+benchSchema+".src ADD PRIMARY KEY (id)",
-		"ANALYZE "+benchSchema+".src",
-	); err != nil {
+	if err := loadPGSource(ctx, env, d.pgURL, benchSchema); err != nil {
 		return err
 	}
 	env.Progress("writing %s with psql", sqlCSV)
@@ -141,18 +132,23 @@ func (d *sqlDBs) prepare(ctx context.Context, env *harness.Env) error {
 	return nil
 }
 
+// loadPGSource drops and creates schema with env.Rows rows in its table src, the rows
+// every PostgreSQL-sourced suite reads.
+func loadPGSource(ctx context.Context, env *harness.Env, url, schema string) error {
+	env.Progress("loading %s rows into PostgreSQL %s.src", harness.Thousands(env.Rows), schema)
+	return pgExec(ctx, url,
+		"DROP SCHEMA IF EXISTS "+schema+" CASCADE",
+		"CREATE SCHEMA "+schema,
+		fmt.Sprintf(`CREATE TABLE %s.src AS SELECT g::bigint AS id, 'name-' || g AS name, (g * 1.25)::double precision AS amount,
+			g %% 2 = 0 AS active, timestamptz '2025-01-01 00:00:00+00' + g * interval '1 second' AS created_at
+			FROM generate_series(1, %d) g`, schema, env.Rows),
+		"ALTER TABLE "+schema+".src ADD PRIMARY KEY (id)",
+		"ANALYZE "+schema+".src",
+	)
+}
+
 func (d *sqlDBs) pgExec(ctx context.Context, stmts ...string) error {
-	conn, err := pgx.Connect(ctx, d.pgURL)
-	if err != nil {
-		return fmt.Errorf("postgres: %w", err)
-	}
-	defer conn.Close(ctx)
-	for _, s := range stmts {
-		if _, err := conn.Exec(ctx, s); err != nil {
-			return fmt.Errorf("postgres: %s: %w", strings.Fields(s)[0], err)
-		}
-	}
-	return nil
+	return pgExec(ctx, d.pgURL, stmts...)
 }
 
 func (d *sqlDBs) pgCount(table string) func(context.Context, *harness.Env) (int64, error) {

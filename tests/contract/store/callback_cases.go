@@ -83,7 +83,7 @@ func callbackCases() map[string]func(*testing.T, *env) {
 				b = nil
 			}
 			c := e.claimOne(t, "p", longTTL)
-			require.NoError(t, e.s.RequestCancel(e.ctx, c.ID))
+			e.requestCancel(t, c.ID)
 			require.NoError(t, s.HandBack(e.ctx, e.owner.InstanceID, cluster.Ref{ID: c.ID, Epoch: c.Epoch}, cluster.Progress{}))
 			got := e.get(t, c.ID)
 			require.Equal(t, "cancelled", got.Status)

@@ -36,6 +36,14 @@ func createdAgo(d time.Duration) func(*runs.Record) {
 	return func(r *runs.Record) { r.CreatedAt = r.CreatedAt.Add(-d) }
 }
 
+// planned moves the planning of a sharded run's shards d into the past.
+func (e *env) planned(t *testing.T, runID string, d time.Duration) {
+	t.Helper()
+	_, err := e.s.DB().NewRaw(`UPDATE sluice_shards SET created_at = created_at - ? WHERE run_id = ?`,
+		d.Milliseconds(), runID).Exec(e.ctx)
+	require.NoError(t, err)
+}
+
 func inPool(p string) func(*runs.Record) { return func(r *runs.Record) { r.Pool = p } }
 
 func (e *env) failUnserved(t *testing.T, wait time.Duration, build runs.CallbackBuilder) []cluster.PoolTimedOut {
@@ -117,6 +125,50 @@ func poolCases() map[string]func(*testing.T, *env) {
 			require.Equal(t, "queued", e.get(t, queued.ID).Status)
 			require.Equal(t, []cluster.PoolTimedOut{{ID: first.ID, Pool: "gpu"}}, e.failUnserved(t, time.Second, nil))
 			require.Equal(t, "pending", e.get(t, queued.ID).Status, "the failure promotes the queued sibling")
+		},
+		"the pending shards of a sharded run starve with its pool, and the run fails once": func(t *testing.T, e *env) {
+			e.heartbeat(t, "m-default", []string{"default"}, false)
+			b := &builder{ok: true}
+			old := e.sharded(t, "s", hashPlan(3), inPool("gpu"))
+			fresh := e.sharded(t, "s2", hashPlan(2), inPool("gpu"))
+			e.planned(t, old.ID, 10*time.Second)
+
+			failed := e.failUnserved(t, 5*time.Second, b.build)
+			require.Equal(t, []cluster.PoolTimedOut{{ID: old.ID, Pool: "gpu"}}, failed,
+				"only the run whose shards waited 5 s since it was planned")
+			r := e.get(t, old.ID)
+			require.Equal(t, "failed", r.Status)
+			require.Equal(t, string(run.CodePoolUnavailable), r.ErrorCode)
+			require.Contains(t, r.ErrorMessage, `pool "gpu" has had no live member for 5s (--pool-wait-timeout-secs)`)
+			require.Equal(t, &runs.ShardSummary{Total: 3, Cancelled: 3}, r.Shards, "a shard that never ran is cancelled")
+			shards, err := e.s.Shards(e.ctx, old.ID, -1, 10)
+			require.NoError(t, err)
+			for _, sh := range shards {
+				require.Equal(t, string(run.CodePoolUnavailable), sh.ErrorCode, "each shard says why")
+			}
+			require.Len(t, e.outbox(t), 1, "the run's callback fires")
+			require.Len(t, b.seen, 1)
+			require.Equal(t, string(run.CodePoolUnavailable), b.seen[0].ErrorCode)
+
+			require.Empty(t, e.failUnserved(t, 5*time.Second, b.build), "a failed run is failed once")
+			require.Equal(t, &runs.ShardSummary{Total: 2, Pending: 2}, e.get(t, fresh.ID).Shards)
+		},
+		"a starved sharded run with a shard still running fails when that shard ends": func(t *testing.T, e *env) {
+			e.heartbeat(t, "m-default", []string{"default"}, false)
+			b := &builder{ok: true}
+			c := e.sharded(t, "s", hashPlan(3), inPool("gpu"))
+			running, err := e.s.ClaimShards(e.ctx, e.owner, []string{"gpu"}, 1, longTTL)
+			require.NoError(t, err)
+			require.Len(t, running, 1)
+			e.planned(t, c.ID, 10*time.Second)
+
+			require.Empty(t, e.failUnserved(t, 5*time.Second, b.build), "a shard still runs: the run is not over")
+			require.Equal(t, &runs.ShardSummary{Total: 3, Running: 1, Cancelled: 2}, e.get(t, c.ID).Shards)
+			require.Equal(t, "failed", e.finishShard(t, running[0], completed(5), b))
+			r := e.get(t, c.ID)
+			require.Equal(t, string(run.CodePoolUnavailable), r.ErrorCode, "the shards that never ran are why it failed")
+			require.Contains(t, r.ErrorMessage, `pool "gpu" has had no live member`)
+			require.Equal(t, int64(5), r.Stats.RowsWritten)
 		},
 		"no wait configured fails nothing": func(t *testing.T, e *env) {
 			e.create(t, rec("g", inPool("gpu"), createdAgo(time.Hour)))

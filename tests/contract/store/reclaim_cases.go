@@ -90,7 +90,7 @@ func reclaimCases() map[string]func(*testing.T, *env) {
 		"a cancel-requested expired run ends cancelled": func(t *testing.T, e *env) {
 			b := &builder{ok: true}
 			c := e.claimOne(t, "p", shortTTL)
-			require.NoError(t, e.s.RequestCancel(e.ctx, c.ID))
+			e.requestCancel(t, c.ID)
 			require.Equal(t, cluster.Reclaimed{ID: c.ID, Outcome: "cancelled"}, e.reclaimUntil(t, c.ID, b.build))
 			got := e.get(t, c.ID)
 			require.Equal(t, "cancelled", got.Status)

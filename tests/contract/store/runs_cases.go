@@ -274,13 +274,15 @@ func runsCases() map[string]func(*testing.T, *env) {
 		"request cancel flags running runs only": func(t *testing.T, e *env) {
 			c := e.claimOne(t, "p", longTTL)
 			pending := e.create(t, rec("q"))
-			require.NoError(t, e.s.RequestCancel(e.ctx, c.ID))
+			require.False(t, e.requestCancel(t, c.ID), "a running run ends when its owner stops it")
 			require.True(t, e.get(t, c.ID).CancelRequested)
 			flagged, err := e.s.CancelRequested(e.ctx, []string{c.ID, pending.ID, "missing"})
 			require.NoError(t, err)
 			require.Equal(t, []string{c.ID}, flagged)
-			require.ErrorIs(t, e.s.RequestCancel(e.ctx, pending.ID), run.ErrConflict)
-			require.ErrorIs(t, e.s.RequestCancel(e.ctx, "missing"), run.ErrNotFound)
+			_, err = e.s.RequestCancel(e.ctx, pending.ID)
+			require.ErrorIs(t, err, run.ErrConflict)
+			_, err = e.s.RequestCancel(e.ctx, "missing")
+			require.ErrorIs(t, err, run.ErrNotFound)
 		},
 		"counts": func(t *testing.T, e *env) {
 			e.create(t, rec("a"))

@@ -262,7 +262,7 @@ func shardCases() map[string]func(*testing.T, *env) {
 			b := &builder{ok: true}
 			c := e.sharded(t, "p", hashPlan(4))
 			got := e.claimShards(t, 2, longTTL)
-			require.NoError(t, e.s.RequestCancel(e.ctx, c.ID))
+			require.False(t, e.requestCancel(t, c.ID), "two shards still run")
 			mid := e.get(t, c.ID)
 			require.Equal(t, "sharded", mid.Status, "two shards still run")
 			require.True(t, mid.CancelRequested)
@@ -283,7 +283,7 @@ func shardCases() map[string]func(*testing.T, *env) {
 		},
 		"cancel of a sharded run with no shard running ends it at once": func(t *testing.T, e *env) {
 			c := e.sharded(t, "p", hashPlan(3))
-			require.NoError(t, e.s.RequestCancel(e.ctx, c.ID))
+			require.True(t, e.requestCancel(t, c.ID), "the cancel itself ended the run")
 			end := e.get(t, c.ID)
 			require.Equal(t, "cancelled", end.Status)
 			require.Equal(t, &runs.ShardSummary{Total: 3, Cancelled: 3}, end.Shards)
@@ -292,11 +292,65 @@ func shardCases() map[string]func(*testing.T, *env) {
 			b := &builder{ok: true}
 			c := e.sharded(t, "p", hashPlan(1))
 			got := e.claimShards(t, 1, shortTTL)[0]
-			require.NoError(t, e.s.RequestCancel(e.ctx, c.ID))
+			e.requestCancel(t, c.ID)
 			r := e.reclaimShardUntil(t, got.Ref, b)
 			require.Equal(t, "cancelled", r.Outcome)
 			require.Equal(t, "cancelled", r.Parent)
 			require.Equal(t, "cancelled", e.get(t, c.ID).Status)
+		},
+		"the holder of the history lock reclaims shards other owners left running, leases held or not": func(t *testing.T, e *env) {
+			b := &builder{ok: true}
+			c := e.sharded(t, "p", hashPlan(3))
+			got := e.claimShards(t, 2, longTTL)
+			require.Len(t, got, 2)
+			none, err := e.s.ReclaimShards(e.ctx, b.build)
+			require.NoError(t, err)
+			require.Empty(t, none.Shards, "their leases hold")
+			mine, err := e.s.ReclaimOrphanShards(e.ctx, e.owner.InstanceID, b.build)
+			require.NoError(t, err)
+			require.Empty(t, mine.Shards, "its own shards are no orphans")
+
+			orphans, err := e.s.ReclaimOrphanShards(e.ctx, "single-server", b.build)
+			require.NoError(t, err)
+			require.ElementsMatch(t, []cluster.ReclaimedShard{
+				{RunID: c.ID, Index: got[0].Ref.Index, Outcome: "requeued"},
+				{RunID: c.ID, Index: got[1].Ref.Index, Outcome: "requeued"},
+			}, orphans.Shards)
+			require.Equal(t, &runs.ShardSummary{Total: 3, Pending: 3}, e.get(t, c.ID).Shards)
+			again := e.claimShards(t, 3, longTTL)
+			require.Len(t, again, 3, "every shard can run again")
+
+			e.requestCancel(t, c.ID)
+			ended, err := e.s.ReclaimOrphanShards(e.ctx, "single-server", b.build)
+			require.NoError(t, err)
+			require.Len(t, ended.Shards, 3)
+			require.Equal(t, "cancelled", ended.Shards[2].Parent, "the last one ends the cancelled run")
+			require.Equal(t, "cancelled", e.get(t, c.ID).Status)
+		},
+		"a shard's running time counts across its attempts": func(t *testing.T, e *env) {
+			b := &builder{ok: true}
+			c := e.sharded(t, "p", hashPlan(1))
+			got := e.claimShards(t, 1, shortTTL)[0]
+			require.Zero(t, got.Run.ElapsedMS)
+			require.NoError(t, e.s.ShardProgress(e.ctx, e.owner.InstanceID, got.Ref, cluster.Progress{ElapsedMS: 700}))
+			require.Equal(t, "requeued", e.reclaimShardUntil(t, got.Ref, b).Outcome)
+
+			again := e.claimShards(t, 1, longTTL)[0]
+			require.Equal(t, int64(700), again.Run.ElapsedMS, "the next attempt knows what the earlier ones used of timeout_secs")
+			require.NoError(t, e.s.ShardProgress(e.ctx, e.owner.InstanceID, again.Ref, cluster.Progress{ElapsedMS: 300}))
+			list, err := e.s.Shards(e.ctx, c.ID, -1, 1)
+			require.NoError(t, err)
+			require.Equal(t, int64(1000), list[0].Stats.ElapsedMS)
+			parent, err := e.s.HandBackShard(e.ctx, e.owner.InstanceID, again.Ref, cluster.Progress{ElapsedMS: 400}, b.build)
+			require.NoError(t, err)
+			require.Empty(t, parent)
+
+			last := e.claimShards(t, 1, longTTL)[0]
+			require.Equal(t, int64(1100), last.Run.ElapsedMS, "a hand-back keeps the time too")
+			e.finishShard(t, last, cluster.Outcome{Status: "completed", Stats: cluster.Progress{ElapsedMS: 50}}, b)
+			list, err = e.s.Shards(e.ctx, c.ID, -1, 1)
+			require.NoError(t, err)
+			require.Equal(t, int64(1150), list[0].Stats.ElapsedMS)
 		},
 		"a hand-back returns the shard without spending an attempt": func(t *testing.T, e *env) {
 			e.sharded(t, "p", hashPlan(1))
@@ -345,7 +399,7 @@ func shardCases() map[string]func(*testing.T, *env) {
 		},
 		"deleting a finished sharded run deletes its shards": func(t *testing.T, e *env) {
 			c := e.sharded(t, "p", hashPlan(2))
-			require.NoError(t, e.s.RequestCancel(e.ctx, c.ID))
+			e.requestCancel(t, c.ID)
 			require.NoError(t, e.s.Delete(e.ctx, c.ID))
 			_, err := e.s.Get(e.ctx, c.ID)
 			require.ErrorIs(t, err, run.ErrNotFound)

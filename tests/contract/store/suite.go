@@ -154,6 +154,14 @@ func (e *env) claimOne(t *testing.T, name string, ttl time.Duration, mods ...fun
 	return got[0]
 }
 
+// requestCancel sets the run's cancel flag and answers whether that ended the run.
+func (e *env) requestCancel(t *testing.T, id string) bool {
+	t.Helper()
+	ended, err := e.s.RequestCancel(e.ctx, id)
+	require.NoError(t, err)
+	return ended
+}
+
 func (e *env) get(t *testing.T, id string) *runs.Record {
 	t.Helper()
 	r, err := e.s.Get(e.ctx, id)
