@@ -1,6 +1,7 @@
 package generate
 
 import (
+	"sync"
 	"time"
 
 	"github.com/sluicehq/sluice/application/execute"
@@ -20,8 +21,21 @@ var lastNames = [...]string{
 	"Wirth", "Wilson", "Hamilton", "Hoare", "Knuth", "Lovelace", "Matsumoto", "Torvalds",
 }
 
-// generator holds what is shared by all rows of one seed: the name table (built once so
-// producing a name allocates nothing) and the base instant of created_at.
+// fullNames is every "first last" pair, built once per process and never changed: a
+// name costs no allocation per row, and a source costs none per run (building the table
+// for each of many one-row runs was a tenth of a busy server's CPU).
+var fullNames = sync.OnceValue(func() []string {
+	names := make([]string, 0, len(firstNames)*len(lastNames))
+	for _, f := range firstNames {
+		for _, l := range lastNames {
+			names = append(names, f+" "+l)
+		}
+	}
+	return names
+})
+
+// generator holds what is shared by all rows of one seed: the name table and the base
+// instant of created_at.
 type generator struct {
 	seed  uint64
 	names []string
@@ -29,13 +43,7 @@ type generator struct {
 }
 
 func newGenerator(seed int64) *generator {
-	g := &generator{seed: uint64(seed)}
-	g.names = make([]string, 0, len(firstNames)*len(lastNames))
-	for _, f := range firstNames {
-		for _, l := range lastNames {
-			g.names = append(g.names, f+" "+l)
-		}
-	}
+	g := &generator{seed: uint64(seed), names: fullNames()}
 	// created_at starts at a seed-dependent hour of 2024 and advances one second per id
 	// (plus sub-second jitter), so it is increasing like a real insertion time.
 	hours := int64(mix(g.seed) % (366 * 24))
