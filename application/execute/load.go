@@ -86,11 +86,22 @@ type Loader struct {
 	Env      Environment
 	Catalog  pipeline.Catalog
 	Redactor Redactor
+
+	parsed parseCache
 }
 
-// Parse decodes text without resolving or validating it.
+// Parse decodes text without resolving or validating it. The tree is the caller's own
+// (see parseCache).
 func (l *Loader) Parse(text []byte) (*pipeline.Node, error) {
-	return l.Decoder.Decode(text)
+	if tree := l.parsed.get(text); tree != nil {
+		return tree, nil
+	}
+	tree, err := l.Decoder.Decode(text)
+	if err != nil {
+		return nil, err
+	}
+	l.parsed.put(text, tree)
+	return tree, nil
 }
 
 // Load decodes text, resolves its directives and validates the result. Errors: a

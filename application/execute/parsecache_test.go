@@ -1,0 +1,74 @@
+package execute_test
+
+import (
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sluicehq/sluice/adapters/configtext"
+	"github.com/sluicehq/sluice/application/execute"
+	"github.com/sluicehq/sluice/domain/pipeline"
+)
+
+// countingDecoder decodes with the real decoder and counts the calls.
+type countingDecoder struct{ calls atomic.Int64 }
+
+func (d *countingDecoder) Decode(text []byte) (*pipeline.Node, error) {
+	d.calls.Add(1)
+	return configtext.Decoder{}.Decode(text)
+}
+
+func TestParseDecodesARepeatedTextOnceAndHandsOutPrivateTrees(t *testing.T) {
+	t.Parallel()
+	dec := &countingDecoder{}
+	l := &execute.Loader{Decoder: dec}
+	text := []byte("version: 1\nname: p\npipeline:\n  source: {type: generate}\n")
+
+	first, err := l.Parse(text)
+	require.NoError(t, err)
+	first.Get("name").Value = "changed by a caller"
+	second, err := l.Parse(text)
+	require.NoError(t, err)
+	require.EqualValues(t, 1, dec.calls.Load(), "the second parse of the same text is not decoded again")
+	require.Equal(t, "p", second.Get("name").Value, "a caller's change to its tree never reaches another caller")
+	require.NotEqual(t, string(first.CanonicalJSON()), string(second.CanonicalJSON()))
+
+	_, err = l.Parse([]byte("version: [1\n"))
+	require.Error(t, err)
+	_, err = l.Parse([]byte("version: [1\n"))
+	require.Error(t, err)
+	require.EqualValues(t, 3, dec.calls.Load(), "a text that fails to decode is decoded each time")
+}
+
+func TestParseCacheIsBounded(t *testing.T) {
+	t.Parallel()
+	dec := &countingDecoder{}
+	l := &execute.Loader{Decoder: dec}
+	text := func(i int) []byte { return fmt.Appendf(nil, "version: 1\nname: p%d\n", i) }
+	for i := range 65 {
+		_, err := l.Parse(text(i))
+		require.NoError(t, err)
+	}
+	require.EqualValues(t, 65, dec.calls.Load())
+	_, err := l.Parse(text(64))
+	require.NoError(t, err)
+	require.EqualValues(t, 65, dec.calls.Load(), "the newest texts are kept")
+	_, err = l.Parse(text(0))
+	require.NoError(t, err)
+	require.EqualValues(t, 66, dec.calls.Load(), "the oldest was evicted past 64 entries")
+
+	big := append([]byte("version: 1\nname: big\ndescription: "), make([]byte, 40<<10)...)
+	for i := range big[34:] {
+		big[34+i] = 'x'
+	}
+	for range 2 {
+		_, err := l.Parse(big)
+		if err != nil && !errors.As(err, new(*pipeline.SyntaxError)) {
+			require.NoError(t, err)
+		}
+	}
+	require.EqualValues(t, 68, dec.calls.Load(), "a large text is decoded each time, never kept")
+}
