@@ -64,7 +64,8 @@ func (f *serveFlags) clusterErrors(auth authChoice) []error {
 // sends NOTIFY wake-ups: a single server wakes its own claim loop and fires its own
 // cancel tokens, so notifications would cost a statement per change for no listener.
 func storeOptions(s *serveSettings, log *slog.Logger) store.Options {
-	return store.Options{Logger: log, Callbacks: runs.CallbackPayload, PollOnly: s.PollOnly || !s.Cluster}
+	return store.Options{Logger: log, Callbacks: runs.CallbackPayload, PollOnly: s.PollOnly || !s.Cluster,
+		Slots: s.MaxConcurrent}
 }
 
 // provideListener is the LISTEN connection of a clustered member on PostgreSQL (SPEC

@@ -48,6 +48,10 @@ type Options struct {
 	Callbacks runs.CallbackBuilder
 	// PollOnly turns off NOTIFY wake-ups on PostgreSQL (connection poolers drop them).
 	PollOnly bool
+	// Slots is how many runs the process executes at once (--max-concurrent-runs): the
+	// PostgreSQL pool gets room for each to finish while the loops and requests still find
+	// a connection. 0 leaves the pool at its base size.
+	Slots int
 }
 
 // Store is the run history.
@@ -72,8 +76,9 @@ type Store struct {
 // each Migrate hold one connection of it. SQLite: WAL readers run side by side while
 // writers take turns (busy_timeout), so a few connections are plenty.
 const (
-	pgConns     = 16
-	sqliteConns = 8
+	pgConns      = 16
+	pgConnsSpare = 8 // beyond one per slot: loops and requests
+	sqliteConns  = 8
 )
 
 var schemaName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
@@ -98,7 +103,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	case strings.HasPrefix(url, "sqlite:"):
 		s, err = openSQLiteFile(strings.TrimPrefix(url, "sqlite:"))
 	case strings.HasPrefix(url, "postgres://"), strings.HasPrefix(url, "postgresql://"):
-		s, err = openPostgres(url, opts.Schema, redact)
+		s, err = openPostgres(url, opts.Schema, pgPoolSize(opts.Slots), redact)
 	default:
 		return nil, fmt.Errorf("--history %q is not a history URL: use memory, sqlite:PATH, sqlite://PATH, postgres://… or postgresql://…",
 			shorten(redact(url)))
@@ -174,7 +179,15 @@ func openSQLiteFile(path string) (*Store, error) {
 	return &Store{db: newBun(sqldb, sqlitedialect.New()), d: sqliteDialect(), path: path}, nil
 }
 
-func openPostgres(url, schemaOpt string, redact func(string) string) (*Store, error) {
+// pgPoolSize is the PostgreSQL pool for slots runs executing at once: the base size, or
+// one connection per slot plus room for the claim, lease, outbox and purge loops and the
+// API's requests. A short run's finish transaction is most of its life, so with fewer,
+// slots wait for connections at exactly the moment many runs end together.
+func pgPoolSize(slots int) int {
+	return max(pgConns, slots+pgConnsSpare)
+}
+
+func openPostgres(url, schemaOpt string, conns int, redact func(string) string) (*Store, error) {
 	cfg, err := pgx.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("--history: cannot parse the PostgreSQL URL: %s", redact(err.Error()))
@@ -195,8 +208,8 @@ func openPostgres(url, schemaOpt string, redact func(string) string) (*Store, er
 	// trip per statement.
 	cfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
 	sqldb := stdlib.OpenDB(*cfg)
-	sqldb.SetMaxOpenConns(pgConns)
-	sqldb.SetMaxIdleConns(pgConns)
+	sqldb.SetMaxOpenConns(conns)
+	sqldb.SetMaxIdleConns(conns)
 	return &Store{db: newBun(sqldb, pgdialect.New()), d: pgDialect(), schema: schema, pgcfg: cfg.Copy()}, nil
 }
 
