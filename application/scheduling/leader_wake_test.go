@@ -13,15 +13,18 @@ import (
 	"github.com/sluicehq/sluice/tests/testdb"
 )
 
-// countingStore counts the leader's passes (each lists the schedules once).
+// countingStore counts the leader's passes (each lists the schedules once). A pass is
+// counted once its read returned: counted at the call, a schedule created right after
+// could still be seen by that very read, as happened under CI load.
 type countingStore struct {
 	scheduling.Store
 	lists atomic.Int64
 }
 
 func (c *countingStore) ListSchedules(ctx context.Context) ([]*scheduling.Schedule, error) {
+	list, err := c.Store.ListSchedules(ctx)
 	c.lists.Add(1)
-	return c.Store.ListSchedules(ctx)
+	return list, err
 }
 
 // A schedule created on another member of a PostgreSQL history wakes the leader through
