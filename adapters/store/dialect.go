@@ -36,6 +36,9 @@ type dialect struct {
 	// pipelineLocks: serialise transactions about one pipeline key with an advisory
 	// transaction lock (PostgreSQL). SQLite writers are serialised already.
 	pipelineLocks bool
+	// dataModifyingWith: INSERT … inside WITH of another statement (PostgreSQL), so a
+	// finish writes its log lines in its status UPDATE's statement.
+	dataModifyingWith bool
 }
 
 // q expands the {now} token of a statement.

@@ -36,8 +36,9 @@ RETURNING o.id, o.run_id, o.url, o.payload, o.attempts, o.created_at`,
 		// the column as it was.
 		closeAttempt: `COALESCE(jsonb_set(attempts, '{-1}',
   (attempts -> -1) || jsonb_build_object('ended_at', {now}, 'outcome', ?::text)), attempts)`,
-		forUpdate:     " FOR UPDATE",
-		forShare:      " FOR SHARE",
-		pipelineLocks: true,
+		forUpdate:         " FOR UPDATE",
+		forShare:          " FOR SHARE",
+		pipelineLocks:     true,
+		dataModifyingWith: true,
 	}
 }
