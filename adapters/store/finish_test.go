@@ -49,14 +49,16 @@ func TestFinishOnPostgresIsTwoStatementsInItsTransaction(t *testing.T) {
 	require.NoError(t, s.Finish(ctx, "m", cluster.Ref{ID: got[0].ID, Epoch: got[0].Epoch},
 		cluster.Outcome{Status: "completed", Logs: lines, Tenant: got[0].Tenant, Name: got[0].Name}, nil))
 	mu.Lock()
-	defer mu.Unlock()
+	seen := stmts
+	on = false
+	mu.Unlock()
 	var body []string
-	for _, st := range stmts {
+	for _, st := range seen {
 		if up := strings.ToUpper(st); up != "BEGIN" && up != "COMMIT" {
 			body = append(body, up)
 		}
 	}
-	require.Equal(t, []string{"SELECT", "WITH"}, body, "statements: %v", stmts)
+	require.Equal(t, []string{"SELECT", "WITH"}, body, "statements: %v", seen)
 
 	logs, err := s.Logs(ctx, got[0].ID, 0, 10)
 	require.NoError(t, err)
