@@ -150,7 +150,7 @@ func (s *Store) Finish(ctx context.Context, owner string, ref cluster.Ref, o clu
 		if err != nil {
 			return err
 		}
-		if len(logRows) > 0 && !rec.LogTruncated && !(rows[0].LogsWritten && withinLogCaps(rec)) {
+		if len(logRows) > 0 && !rec.LogTruncated && !rows[0].LogsWritten {
 			if err := finishLogs(ctx, tx, rec, logRows, addLines, addBytes); err != nil {
 				return fmt.Errorf("write the run's last log lines: %w", err)
 			}
@@ -167,7 +167,8 @@ func (s *Store) Finish(ctx context.Context, owner string, ref cluster.Ref, o clu
 }
 
 // finishRow is the row Finish's statement returns: the run, its key's oldest queued run
-// ("" when none), and whether the statement itself inserted the log lines.
+// ("" when none), and whether the statement itself inserted the log lines (only the
+// PostgreSQL form does, and only under the caps).
 type finishRow struct {
 	runRow
 	QueuedID    string `bun:"queued_id"`
@@ -207,16 +208,19 @@ RETURNING ` + runCols("")
 		args = append(args, i+1, r.at.UnixMilli(), r.level, r.msg, r.attrs)
 	}
 	// Whole numbers of ours, written as literals so the placeholders stay in text order.
+	// One condition decides both whether the lines are inserted and what the row says of
+	// it, so the caller never re-derives it.
+	fits := fmt.Sprintf("NOT u.log_truncated AND u.log_lines <= %d AND u.log_bytes <= %d", MaxLogLines, MaxLogBytes)
 	return s.q(fmt.Sprintf(`WITH u AS (%s),
 l AS (INSERT INTO sluice_run_logs (run_id, seq, at, level, message, attrs)
   SELECT u.id, u.log_lines - %d + v.n, v.at, v.level, v.message, v.attrs
   FROM u, (VALUES %s) AS v(n, at, level, message, attrs)
-  WHERE NOT u.log_truncated AND u.log_lines <= %d AND u.log_bytes <= %d)
-SELECT u.*, %s, TRUE AS logs_written FROM u`, update, addLines, vals.String(), MaxLogLines, MaxLogBytes, queued("u"))), args
+  WHERE %s)
+SELECT u.*, %s, (%s) AS logs_written FROM u`, update, addLines, vals.String(), fits, queued("u"), fits)), args
 }
 
 // withinLogCaps reports whether a run's counters, with the last lines counted, stay
-// under both caps (then the lines were written uncapped).
+// under both caps (then the lines are written uncapped).
 func withinLogCaps(rec *runs.Record) bool {
 	return rec.LogLines <= MaxLogLines && rec.LogBytes <= MaxLogBytes
 }
@@ -225,7 +229,7 @@ func withinLogCaps(rec *runs.Record) bool {
 // rec's counters; lines that reach a cap are capped and the counters corrected.
 func finishLogs(ctx context.Context, tx bun.Tx, rec *runs.Record, rows []logRow, addLines int, addBytes int64) error {
 	before := logCounters{Lines: rec.LogLines - addLines, Bytes: rec.LogBytes - addBytes}
-	if rec.LogLines <= MaxLogLines && rec.LogBytes <= MaxLogBytes {
+	if withinLogCaps(rec) {
 		return insertLogs(ctx, tx, rec.ID, before.Lines+1, rows)
 	}
 	return writeCappedLogs(ctx, tx, rec.ID, before, rows)
