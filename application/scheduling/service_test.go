@@ -114,16 +114,22 @@ func TestCreateRefusals(t *testing.T) {
 	require.Empty(t, list, "no refused schedule was stored")
 }
 
-// Defaults of SPEC §9.2, the view, and secret params sealed and masked.
-func TestCreateDefaultsAndSecrets(t *testing.T) {
-	t.Parallel()
+// newVault is a vault with a fresh key.
+func newVault(t *testing.T) *vault.Vault {
+	t.Helper()
 	key, err := vault.GenerateKey()
 	require.NoError(t, err)
 	raw, err := vault.ParseKey(key)
 	require.NoError(t, err)
 	v, err := vault.New(raw)
 	require.NoError(t, err)
-	w := sqliteWorld(t, v)
+	return v
+}
+
+// Defaults of SPEC §9.2, the view, and secret params sealed and masked.
+func TestCreateDefaultsAndSecrets(t *testing.T) {
+	t.Parallel()
+	w := sqliteWorld(t, newVault(t))
 	w.clock.set(time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC))
 	w.template(t, "orders", typedParams)
 	secretValue := "s3cret-token-value"
@@ -173,13 +179,7 @@ func TestCreateDefaultsAndSecrets(t *testing.T) {
 // with the reason, instead of failing the pass on it again and again.
 func TestSealedParamsWithoutTheKey(t *testing.T) {
 	t.Parallel()
-	key, err := vault.GenerateKey()
-	require.NoError(t, err)
-	raw, err := vault.ParseKey(key)
-	require.NoError(t, err)
-	v, err := vault.New(raw)
-	require.NoError(t, err)
-	w := sqliteWorld(t, v)
+	w := sqliteWorld(t, newVault(t))
 	w.clock.set(time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC))
 	w.template(t, "orders", typedParams)
 	view, err := w.svc.Create(w.ctx, admin, scheduling.CreateRequest{TemplateID: "orders", Cron: "@daily",
