@@ -139,7 +139,7 @@ func TestPausedWriterIsFenced(t *testing.T) {
 
 	old := e2e.Start(t, cmd)
 	waitRows(t, dst, old, int64(min(rows, 2000)))
-	old.Signal(t, syscall.SIGSTOP)
+	stopBetweenCommits(t, old, dst)
 
 	res := e2e.Run(t, cmd)
 	require.Equal(t, 0, res.Code, res.String())
@@ -153,6 +153,26 @@ func TestPausedWriterIsFenced(t *testing.T) {
 	require.Equal(t, "lease_lost", out.Error.Code)
 	require.True(t, strings.Contains(out.Error.Message, "taken by a newer writer"), out.Error.Message)
 	require.Equal(t, int64(rows), dst.int(t, "SELECT count(*) FROM dst"), "the fenced writer left nothing")
+}
+
+// stopBetweenCommits pauses p (SIGSTOP) while it holds no lock in dst's schema: paused
+// inside a page's transaction, it would keep the watermark row locked and the second
+// writer would wait on it, which is not the case under test (the product reports it as
+// "paused mid-commit?"). Under load a commit takes long enough for a blind stop to land
+// in one now and then.
+func stopBetweenCommits(t *testing.T, p *e2e.Process, dst *pgSchema) {
+	t.Helper()
+	for range 100 {
+		p.Signal(t, syscall.SIGSTOP)
+		held := dst.int(t, `SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
+JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = current_schema() AND l.pid <> pg_backend_pid()`)
+		if held == 0 {
+			return
+		}
+		p.Signal(t, syscall.SIGCONT)
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal("the writer was inside a transaction at each of 100 stops")
 }
 
 // TestIncrementalWithPostgresState keeps the bookmark of an incremental PostgreSQL →
