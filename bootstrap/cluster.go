@@ -25,8 +25,8 @@ import (
 func (f *serveFlags) registerCluster(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.cluster, "cluster", false, "share the history with other clustered members (sluice serve --cluster, Cluster Mode A); "+
 		"needs --history given as postgres://… or sqlite:PATH and one of --auth-token, --auth-config or --no-auth")
-	fs.BoolVar(&f.pollOnly, "poll-only", false, "with --cluster on PostgreSQL: no LISTEN/NOTIFY wake-ups, only polling every "+
-		"--cluster-poll-secs (for connection poolers that drop notifications)")
+	fs.BoolVar(&f.pollOnly, "poll-only", false, "on PostgreSQL behind a connection pooler: with --cluster no LISTEN/NOTIFY "+
+		"wake-ups, only polling every --cluster-poll-secs (poolers drop notifications), and no prepared statements")
 	fs.IntVar(&f.poolWaitSecs, "pool-wait-timeout-secs", 0, "with --cluster: fail pending runs with pool_unavailable once "+
 		"no live member has served their pool for this long (0 = they wait forever)")
 }
@@ -63,9 +63,11 @@ func (f *serveFlags) clusterErrors(auth authChoice) []error {
 // storeOptions are the history options of serve. Only a clustered member on PostgreSQL
 // sends NOTIFY wake-ups: a single server wakes its own claim loop and fires its own
 // cancel tokens, so notifications would cost a statement per change for no listener.
+// --poll-only is the connection-pooler setting, so it also keeps the store from
+// preparing statements.
 func storeOptions(s *serveSettings, log *slog.Logger) store.Options {
 	return store.Options{Logger: log, Callbacks: runs.CallbackPayload, PollOnly: s.PollOnly || !s.Cluster,
-		Slots: s.MaxConcurrent}
+		SimpleProtocol: s.PollOnly, Slots: s.MaxConcurrent}
 }
 
 // provideListener is the LISTEN connection of a clustered member on PostgreSQL (SPEC

@@ -30,3 +30,16 @@ func TestStoreContract_Postgres(t *testing.T) {
 		Shared: true,
 	})
 }
+
+// The claims and the finish are prepared statements on PostgreSQL, but text with their
+// arguments inline under SimpleProtocol (--poll-only, for poolers): the groups that
+// claim and finish run in that form too.
+func TestStoreContract_PostgresSimpleProtocol(t *testing.T) {
+	t.Parallel()
+	storecontract.Run(t, storecontract.Harness{
+		NewURL:         func(t *testing.T) string { return testdb.Postgres(t) },
+		Shared:         true,
+		SimpleProtocol: true,
+		Groups:         []string{"lease", "reclaim", "shards", "pools", "admission", "callbacks"},
+	})
+}

@@ -15,11 +15,16 @@ type dialect struct {
 	// now is the database clock as BIGINT Unix milliseconds.
 	now string
 	// claim moves up to n pending runs of pools to running in one statement. Arguments:
-	// owner, listen, ttl ms, instance id (for the attempt record), pools (bun.In), n.
+	// owner, listen, ttl ms, instance id (for the attempt record), pools (see inPools), n.
 	claim string
 	// claimShards moves up to n pending shards of pools to running in one statement,
-	// largest first. Arguments: owner, listen, ttl ms, pools (bun.In), n.
+	// largest first. Arguments: owner, listen, ttl ms, pools (see inPools), n.
 	claimShards string
+	// poolsIn is the claims' condition on several pools, with inList the form of its one
+	// argument: bun.In for SQLite's IN (?), an array for PostgreSQL's = ANY(?), which
+	// also goes as one parameter of a prepared statement.
+	poolsIn string
+	inList  func(names []string) any
 	// claimInTx runs the claim inside an explicit (immediate) transaction.
 	claimInTx bool
 	// claimOutbox leases up to n due callbacks in one statement. Arguments: owner,
@@ -44,6 +49,18 @@ type dialect struct {
 // q expands the {now} token of a statement.
 func (s *Store) q(sql string) string {
 	return strings.ReplaceAll(sql, "{now}", s.d.now)
+}
+
+// inPools fills a claim's {pools} condition and returns its argument, and whether the
+// claim may be a prepared statement. One pool — the common case — is an equality, which
+// walks the claim index in id order and stops at the batch, whatever the plan. Several
+// pools are a list, which a generic plan, blind to its length, joins against the whole
+// table: that claim goes as text, planned for its list each time.
+func (s *Store) inPools(query string, pools []string) (string, any, bool) {
+	if len(pools) == 1 {
+		return strings.Replace(query, "{pools}", "pool = ?", 1), pools[0], true
+	}
+	return strings.Replace(query, "{pools}", s.d.poolsIn, 1), s.d.inList(pools), false
 }
 
 // lockKey derives a 64-bit advisory-lock key from parts, always including the schema so

@@ -1,5 +1,7 @@
 package store
 
+import "github.com/uptrace/bun/dialect/pgdialect"
+
 // pgDialect is PostgreSQL: FOR UPDATE SKIP LOCKED claims, jsonb attempt records, and
 // advisory locks. The clock is statement_timestamp(): one value per statement, so a
 // claim's claimed_at, started_at and attempt record agree (clock_timestamp() moves
@@ -15,14 +17,14 @@ func pgDialect() dialect {
   elapsed_base_ms = r.elapsed_ms, cancel_requested = FALSE,
   attempts = r.attempts || jsonb_build_array(jsonb_build_object(
     'n', r.attempt + 1, 'instance_id', ?::text, 'claimed_at', {now}))
-FROM (SELECT id FROM sluice_runs WHERE status = 'pending' AND pool IN (?)
+FROM (SELECT id FROM sluice_runs WHERE status = 'pending' AND {pools}
       ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED) c
 WHERE r.id = c.id
 RETURNING ` + claimedColumns("r."),
 		claimShards: `UPDATE sluice_shards s SET status = 'running', attempt = s.attempt + 1,
   lease_epoch = s.lease_epoch + 1, owner = ?, owner_listen = ?,
   lease_expires_at = {now} + ?, claimed_at = {now}, elapsed_base_ms = s.elapsed_ms
-FROM (SELECT run_id, shard_index FROM sluice_shards WHERE status = 'pending' AND pool IN (?)
+FROM (SELECT run_id, shard_index FROM sluice_shards WHERE status = 'pending' AND {pools}
       ORDER BY weight DESC, run_id, shard_index LIMIT ? FOR UPDATE SKIP LOCKED) c
 WHERE s.run_id = c.run_id AND s.shard_index = c.shard_index
 RETURNING ` + qualify("s.", shardColumns),
@@ -36,6 +38,8 @@ RETURNING o.id, o.run_id, o.url, o.payload, o.attempts, o.created_at`,
 		// the column as it was.
 		closeAttempt: `COALESCE(jsonb_set(attempts, '{-1}',
   (attempts -> -1) || jsonb_build_object('ended_at', {now}, 'outcome', ?::text)), attempts)`,
+		poolsIn:           "pool = ANY(?::text[])",
+		inList:            func(names []string) any { return pgdialect.Array(names) },
 		forUpdate:         " FOR UPDATE",
 		forShare:          " FOR SHARE",
 		pipelineLocks:     true,

@@ -1,5 +1,7 @@
 package store
 
+import "github.com/uptrace/bun"
+
 // sqliteDialect is SQLite: claims are UPDATE … WHERE id IN (SELECT … LIMIT n) inside an
 // immediate transaction (the DSN sets _txlock=immediate), so the only writer at a time
 // holds the database; JSON edits use json_insert/json_set.
@@ -13,17 +15,19 @@ func sqliteDialect() dialect {
   elapsed_base_ms = elapsed_ms, cancel_requested = FALSE,
   attempts = json_insert(attempts, '$[#]', json_object(
     'n', attempt + 1, 'instance_id', ?, 'claimed_at', {now}))
-WHERE id IN (SELECT id FROM sluice_runs WHERE status = 'pending' AND pool IN (?)
+WHERE id IN (SELECT id FROM sluice_runs WHERE status = 'pending' AND {pools}
              ORDER BY id LIMIT ?)
 RETURNING ` + claimedColumns(""),
 		claimShards: `UPDATE sluice_shards SET status = 'running', attempt = attempt + 1,
   lease_epoch = lease_epoch + 1, owner = ?, owner_listen = ?,
   lease_expires_at = {now} + ?, claimed_at = {now}, elapsed_base_ms = elapsed_ms
 WHERE (run_id, shard_index) IN (SELECT run_id, shard_index FROM sluice_shards
-             WHERE status = 'pending' AND pool IN (?)
+             WHERE status = 'pending' AND {pools}
              ORDER BY weight DESC, run_id, shard_index LIMIT ?)
 RETURNING ` + shardColumns,
 		claimInTx: true,
+		poolsIn:   "pool IN (?)",
+		inList:    func(names []string) any { return bun.In(names) },
 		claimOutbox: `UPDATE sluice_outbox SET claimed_by = ?, claimed_until = {now} + ?
 WHERE id IN (SELECT id FROM sluice_outbox
              WHERE next_at <= {now} AND (claimed_until IS NULL OR claimed_until <= {now})

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"github.com/sluicehq/sluice/application/cluster"
 	"github.com/sluicehq/sluice/application/runs"
@@ -19,6 +20,13 @@ import (
 // fence is the condition of every write about an owned run: the owner and epoch of the
 // claim, and a lease unexpired by the database clock. Arguments: id, owner, epoch.
 const fence = "id = ? AND owner = ? AND lease_epoch = ? AND status = 'running' AND lease_expires_at > {now}"
+
+// preparedFence is fence for a prepared statement; arguments: id, owner, epoch, and
+// run.Running. The status is an argument, not a literal, so the generic plan cannot prove
+// the predicate of the partial indexes over running runs (owner, lease): on a literal it
+// judges such an index smaller than the primary key and scans all of it, every running
+// run of the cluster fetched and filtered, to find the one row the key names.
+const preparedFence = "id = ? AND owner = ? AND lease_epoch = ? AND status = ? AND lease_expires_at > {now}"
 
 // Claim moves up to n pending runs of pools to running for owner in one statement,
 // oldest first; see cluster.Store.
@@ -30,8 +38,9 @@ func (s *Store) Claim(ctx context.Context, owner cluster.Owner, pools []string, 
 		return nil, errors.New("claim: the owner has no instance id")
 	}
 	var rows []claimedRow
-	err := s.claimRows(ctx, &rows, s.q(s.d.claim), owner.InstanceID, owner.Listen, ttl.Milliseconds(),
-		owner.InstanceID, bun.In(pools), n)
+	query, inPools, prepare := s.inPools(s.d.claim, pools)
+	err := s.claimRows(ctx, &rows, prepare, query, owner.InstanceID, owner.Listen, ttl.Milliseconds(),
+		owner.InstanceID, inPools, n)
 	if err != nil {
 		return nil, translate("claim runs", err)
 	}
@@ -44,11 +53,17 @@ func (s *Store) Claim(ctx context.Context, owner cluster.Owner, pools []string, 
 	return out, nil
 }
 
-// claimRows runs a claim statement into dest: inside an immediate transaction where the
-// dialect needs one (SQLite), as a single statement otherwise. No row is no error.
-func (s *Store) claimRows(ctx context.Context, dest any, query string, args ...any) error {
+// claimRows runs a claim statement (bun's form, see scanPrepared) into dest: inside an
+// immediate transaction where the dialect needs one (SQLite), as a single statement
+// otherwise, prepared when prepare says it may be. No row is no error.
+func (s *Store) claimRows(ctx context.Context, dest any, prepare bool, query string, args ...any) error {
 	claim := func(ctx context.Context, db bun.IDB) error {
-		err := db.NewRaw(query, args...).Scan(ctx, dest)
+		var err error
+		if prepare {
+			err = s.scanPrepared(ctx, db, dest, query, args...)
+		} else {
+			err = db.NewRaw(s.q(query), args...).Scan(ctx, dest)
+		}
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil
 		}
@@ -139,7 +154,7 @@ func (s *Store) Finish(ctx context.Context, owner string, ref cluster.Ref, o clu
 		// taken above, keeps a queued run from appearing unseen (see promote).
 		query, args := s.finishStatement(owner, ref, o, logRows, addLines, addBytes)
 		var rows []finishRow
-		err := tx.NewRaw(query, args...).Scan(ctx, &rows)
+		err := s.scanPrepared(ctx, tx, &rows, query, args...)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
@@ -175,10 +190,12 @@ type finishRow struct {
 	LogsWritten bool   `bun:"logs_written"`
 }
 
-// finishStatement is Finish's status UPDATE. Where the dialect has data-modifying WITH
-// (PostgreSQL), the run's last log lines ride in the same statement — one round trip
-// fewer for every finished run — whenever they fit under the caps; the rare batch that
-// reaches a cap, and SQLite, write them after (finishLogs).
+// finishStatement is Finish's status UPDATE, in bun's form (see scanPrepared). Where the
+// dialect has data-modifying WITH (PostgreSQL), the run's last log lines ride in the same
+// statement — one round trip fewer for every finished run — whenever they fit under the
+// caps; the rare batch that reaches a cap, and SQLite, write them after (finishLogs). The
+// lines go as five arrays, so the statement's text is the same for any number of lines
+// (none included) and one prepared statement serves every finish.
 func (s *Store) finishStatement(owner string, ref cluster.Ref, o cluster.Outcome, logRows []logRow, addLines int, addBytes int64) (string, []any) {
 	update := `UPDATE sluice_runs SET status = ?,
   rows_read = ?, rows_written = ?, pages = ?, bytes = ?, elapsed_ms = elapsed_base_ms + ?,
@@ -187,36 +204,34 @@ func (s *Store) finishStatement(owner string, ref cluster.Ref, o cluster.Outcome
   log_lines = CASE WHEN log_truncated THEN log_lines ELSE log_lines + ? END,
   log_bytes = CASE WHEN log_truncated THEN log_bytes ELSE log_bytes + ? END,
   attempts = ` + s.d.closeAttempt + `
-WHERE ` + fence + `
+WHERE ` + preparedFence + `
 RETURNING ` + runCols("")
 	args := []any{o.Status, o.Stats.RowsRead, o.Stats.RowsWritten, o.Stats.Pages, o.Stats.Bytes, o.Stats.ElapsedMS,
 		nullIfEmpty(o.ErrorCode), nullIfEmpty(o.ErrorMessage), addLines, addBytes,
-		o.Status, ref.ID, owner, ref.Epoch}
+		o.Status, ref.ID, owner, ref.Epoch, string(run.Running)}
 	queued := func(t string) string {
 		return `(SELECT min(q.id) FROM sluice_runs q
   WHERE q.tenant = ` + t + `.tenant AND q.name = ` + t + `.name AND q.status = 'queued') AS queued_id`
 	}
-	if !s.d.dataModifyingWith || len(logRows) == 0 {
-		return s.q(update + ", " + queued("sluice_runs")), args
+	if !s.d.dataModifyingWith {
+		return update + ", " + queued("sluice_runs"), args
 	}
-	var vals strings.Builder
+	ns := make([]int64, len(logRows))
+	ats := make([]int64, len(logRows))
+	levels, msgs, attrs := make([]string, len(logRows)), make([]string, len(logRows)), make([]string, len(logRows))
 	for i, r := range logRows {
-		if i > 0 {
-			vals.WriteString(", ")
-		}
-		vals.WriteString("(?::bigint, ?::bigint, ?::text, ?::text, ?::text)")
-		args = append(args, i+1, r.at.UnixMilli(), r.level, r.msg, r.attrs)
+		ns[i], ats[i], levels[i], msgs[i], attrs[i] = int64(i+1), r.at.UnixMilli(), r.level, r.msg, r.attrs
 	}
-	// Whole numbers of ours, written as literals so the placeholders stay in text order.
+	args = append(args, addLines, pgdialect.Array(ns), pgdialect.Array(ats), pgdialect.Array(levels), pgdialect.Array(msgs), pgdialect.Array(attrs))
 	// One condition decides both whether the lines are inserted and what the row says of
-	// it, so the caller never re-derives it.
+	// it, so the caller never re-derives it. The caps are ours, written as literals.
 	fits := fmt.Sprintf("NOT u.log_truncated AND u.log_lines <= %d AND u.log_bytes <= %d", MaxLogLines, MaxLogBytes)
-	return s.q(fmt.Sprintf(`WITH u AS (%s),
+	return fmt.Sprintf(`WITH u AS (%s),
 l AS (INSERT INTO sluice_run_logs (run_id, seq, at, level, message, attrs)
-  SELECT u.id, u.log_lines - %d + v.n, v.at, v.level, v.message, v.attrs
-  FROM u, (VALUES %s) AS v(n, at, level, message, attrs)
+  SELECT u.id, u.log_lines - ?::bigint + v.n, v.at, v.level, v.message, v.attrs
+  FROM u, unnest(?::bigint[], ?::bigint[], ?::text[], ?::text[], ?::text[]) AS v(n, at, level, message, attrs)
   WHERE %s)
-SELECT u.*, %s, (%s) AS logs_written FROM u`, update, addLines, vals.String(), fits, queued("u"), fits)), args
+SELECT u.*, %s, (%s) AS logs_written FROM u`, update, fits, queued("u"), fits), args
 }
 
 // withinLogCaps reports whether a run's counters, with the last lines counted, stay

@@ -48,6 +48,10 @@ type Options struct {
 	Callbacks runs.CallbackBuilder
 	// PollOnly turns off NOTIFY wake-ups on PostgreSQL (connection poolers drop them).
 	PollOnly bool
+	// SimpleProtocol keeps every PostgreSQL statement to the simple protocol: no
+	// server-side prepared statements, which a pooler in transaction mode cannot follow
+	// from one server connection to the next (--poll-only). See prepared.go.
+	SimpleProtocol bool
 	// Slots is how many runs the process executes at once (--max-concurrent-runs): the
 	// PostgreSQL pool gets room for each to finish while the loops and requests still find
 	// a connection. 0 leaves the pool at its base size.
@@ -70,6 +74,10 @@ type Store struct {
 	// connections of leadership; nil for SQLite.
 	pgcfg   *pgx.ConnConfig
 	migrate sync.Mutex // serialises Migrate calls inside this process
+	// prepare sends the hottest statements as prepared statements (PostgreSQL without
+	// Options.SimpleProtocol); hook is Options.QueryHook, which sees those too.
+	prepare bool
+	hook    bun.QueryHook
 }
 
 // Pool sizes. PostgreSQL: the loops of one member plus requests; the exclusive lock and
@@ -114,7 +122,9 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	s.log, s.redact, s.callbacks = log, redact, opts.Callbacks
 	if opts.QueryHook != nil {
 		s.db.AddQueryHook(opts.QueryHook)
+		s.hook = opts.QueryHook
 	}
+	s.prepare = s.d.name == DialectPostgres && !opts.SimpleProtocol
 	if s.d.name == DialectPostgres && !opts.PollOnly {
 		s.notify = newNotifier(s)
 	}
@@ -205,7 +215,7 @@ func openPostgres(url, schemaOpt string, conns int, redact func(string) string) 
 	cfg.RuntimeParams["search_path"] = `"` + schema + `"`
 	// bun interpolates every argument into the statement text, so a prepared-statement
 	// cache would only fill up with one-off statements: the simple protocol is one round
-	// trip per statement.
+	// trip per statement. The few statements worth preparing ask for it (prepared.go).
 	cfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
 	sqldb := stdlib.OpenDB(*cfg)
 	sqldb.SetMaxOpenConns(conns)

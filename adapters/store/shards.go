@@ -112,8 +112,8 @@ func (s *Store) ClaimShards(ctx context.Context, owner cluster.Owner, pools []st
 		return nil, errors.New("claim shards: the owner has no instance id")
 	}
 	var rows []shardClaimRow
-	err := s.claimRows(ctx, &rows, s.q(s.d.claimShards), owner.InstanceID, owner.Listen, ttl.Milliseconds(),
-		bun.In(pools), n)
+	query, inPools, prepare := s.inPools(s.d.claimShards, pools)
+	err := s.claimRows(ctx, &rows, prepare, query, owner.InstanceID, owner.Listen, ttl.Milliseconds(), inPools, n)
 	if err != nil {
 		return nil, translate("claim shards", err)
 	}

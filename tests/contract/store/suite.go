@@ -2,6 +2,7 @@ package storecontract
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -23,6 +24,10 @@ type Harness struct {
 	// Shared: two stores opened on one URL see the same history (false for memory,
 	// where each Open is a new database).
 	Shared bool
+	// SimpleProtocol opens every store of the case with store.Options.SimpleProtocol.
+	SimpleProtocol bool
+	// Groups narrows the run to the named groups of cases; empty means all.
+	Groups []string
 }
 
 // Run runs every case against h. Each case gets its own history.
@@ -47,6 +52,9 @@ func Run(t *testing.T, h Harness) {
 		{"schedules", scheduleCases()},
 	}
 	for _, g := range groups {
+		if len(h.Groups) > 0 && !slices.Contains(h.Groups, g.name) {
+			continue
+		}
 		t.Run(g.name, func(t *testing.T) {
 			for name, c := range g.cases {
 				t.Run(name, func(t *testing.T) {
@@ -80,6 +88,7 @@ func newEnv(t *testing.T, h Harness) *env {
 // open opens another store on the env's history (a new database for memory).
 func (e *env) open(t *testing.T, opts store.Options) *store.Store {
 	t.Helper()
+	opts.SimpleProtocol = opts.SimpleProtocol || e.h.SimpleProtocol
 	s, err := store.Open(e.ctx, e.url, opts)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })
