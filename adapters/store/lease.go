@@ -58,12 +58,7 @@ func (s *Store) Claim(ctx context.Context, owner cluster.Owner, pools []string, 
 // otherwise, prepared when prepare says it may be. No row is no error.
 func (s *Store) claimRows(ctx context.Context, dest any, prepare bool, query string, args ...any) error {
 	claim := func(ctx context.Context, db bun.IDB) error {
-		var err error
-		if prepare {
-			err = s.scanPrepared(ctx, db, dest, query, args...)
-		} else {
-			err = db.NewRaw(s.q(query), args...).Scan(ctx, dest)
-		}
+		err := s.scanPrepared(ctx, db, prepare, dest, query, args...)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil
 		}
@@ -154,7 +149,7 @@ func (s *Store) Finish(ctx context.Context, owner string, ref cluster.Ref, o clu
 		// taken above, keeps a queued run from appearing unseen (see promote).
 		query, args := s.finishStatement(owner, ref, o, logRows, addLines, addBytes)
 		var rows []finishRow
-		err := s.scanPrepared(ctx, tx, &rows, query, args...)
+		err := s.scanPrepared(ctx, tx, true, &rows, query, args...)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}

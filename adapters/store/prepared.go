@@ -29,11 +29,11 @@ type preparer interface {
 }
 
 // scanPrepared runs query — bun's form: ? placeholders, {now} — and scans its rows into
-// dest as bun would. On PostgreSQL unless the store keeps to the simple protocol, it is
-// a cached prepared statement on the connection; elsewhere it is bun's NewRaw. No row is
-// sql.ErrNoRows, as with bun.
-func (s *Store) scanPrepared(ctx context.Context, db bun.IDB, dest any, query string, args ...any) error {
-	if !s.prepare {
+// dest as bun would. When the caller says the statement may be prepared (its generic plan
+// is sound) and the store prepares (PostgreSQL without SimpleProtocol), it is a cached
+// prepared statement on the connection; otherwise it is bun's NewRaw.
+func (s *Store) scanPrepared(ctx context.Context, db bun.IDB, mayPrepare bool, dest any, query string, args ...any) error {
+	if !mayPrepare || !s.prepare {
 		return db.NewRaw(s.q(query), args...).Scan(ctx, dest)
 	}
 	var on preparer
