@@ -36,6 +36,7 @@ const (
 	codeRunDeleted          = "run_deleted"
 	codeBodyTooLarge        = "body_too_large"
 	codeInvalidConfig       = "invalid_config"
+	codeInvalidParams       = "invalid_params"
 	codeDirectiveRefused    = "directive_refused"
 	codePoolUnserved        = "pool_unserved"
 	codePoolOverrideDenied  = "pool_override_denied"
@@ -64,6 +65,7 @@ func Codes() map[string]int {
 		codeRunDeleted:          http.StatusGone,
 		codeBodyTooLarge:        http.StatusRequestEntityTooLarge,
 		codeInvalidConfig:       http.StatusUnprocessableEntity,
+		codeInvalidParams:       http.StatusUnprocessableEntity,
 		codeDirectiveRefused:    http.StatusUnprocessableEntity,
 		codePoolUnserved:        http.StatusUnprocessableEntity,
 		codePoolOverrideDenied:  http.StatusUnprocessableEntity,
@@ -98,6 +100,9 @@ func errorTable() []mapping {
 		{runs.ErrRunDeleted, codeRunDeleted},
 		{execute.ErrDirectiveRefused, codeDirectiveRefused},
 		{pipeline.ErrShardRefused, codeShardRefused},
+		// A supplied param value the declaration refuses (SPEC §14.2); such errors are
+		// config errors too, so this row comes first.
+		{pipeline.ErrInvalidParams, codeInvalidParams},
 		{pipeline.ErrInvalidConfig, codeInvalidConfig},
 		{pool.ErrUnserved, codePoolUnserved},
 		// A live member of an older release would claim the run without honouring its pool.
@@ -197,7 +202,11 @@ func details(err error) map[string]any {
 	if errors.As(err, &fe) {
 		list := make([]map[string]any, 0, len(fe))
 		for _, e := range fe {
-			list = append(list, fieldError(e.Path, e.Message, e.Pos))
+			d := fieldError(e.Path, e.Message, e.Pos)
+			if e.Param != "" {
+				d["param"] = e.Param
+			}
+			list = append(list, d)
 		}
 		return map[string]any{"errors": list}
 	}

@@ -103,7 +103,7 @@ func TestCodesMatchTheSpecList(t *testing.T) {
 	want := map[string]int{
 		"invalid_body": 400, "unauthorized": 401, "forbidden": 403, "not_found": 404,
 		"idempotency_conflict": 409, "run_not_terminal": 409, "template_in_use": 409, "run_deleted": 410,
-		"body_too_large": 413, "invalid_config": 422, "directive_refused": 422, "pool_unserved": 422,
+		"body_too_large": 413, "invalid_config": 422, "invalid_params": 422, "directive_refused": 422, "pool_unserved": 422,
 		"pool_override_denied": 422, "vault_key_required": 422, "secret_params_refused": 422,
 		"shard_refused": 422, "state_format_refused": 422, "queue_full": 429, "draining": 503,
 		"history_unavailable": 503,

@@ -174,7 +174,7 @@ func paths() obj {
 	submit := op("Submit a run", yamlParams, obj{
 		"202": jsonBody(ref("SubmitResponse"), "the run was created; under --require-approval run the answer is {change_request_id, status: proposed} instead"),
 		"200": jsonBody(ref("SubmitResponse"), "an existing run answers (idempotent replay or run_key); replayed is true"),
-	}, "invalid_body", "body_too_large", "invalid_config", "directive_refused", "pool_unserved",
+	}, "invalid_body", "body_too_large", "invalid_config", "invalid_params", "directive_refused", "pool_unserved",
 		"state_format_refused", "idempotency_conflict", "run_deleted", "queue_full", "draining", "history_unavailable")
 	submit["requestBody"] = obj{"required": true, "content": obj{
 		"application/json": obj{"schema": ref("SubmitRequest")},
@@ -186,7 +186,7 @@ func paths() obj {
 	rollback := op("Submit a new run from a run's stored config", []any{idParam()}, obj{
 		"202": jsonBody(ref("SubmitResponse"), "the new run was created"),
 		"200": jsonBody(ref("SubmitResponse"), "an existing run answers; replayed is true"),
-	}, "invalid_body", "body_too_large", "not_found", "invalid_config", "directive_refused", "pool_unserved",
+	}, "invalid_body", "body_too_large", "not_found", "invalid_config", "invalid_params", "directive_refused", "pool_unserved",
 		"queue_full", "draining", "history_unavailable")
 	rollback["requestBody"] = obj{"required": false, "content": obj{"application/json": obj{"schema": ref("RollbackRequest")}}}
 

@@ -8,12 +8,12 @@ func schedulePaths() obj {
 
 	create := op("Create a schedule on a template", []any{tid},
 		obj{"201": jsonBody(ref("Schedule"), "created; ticks start at start_date, or after now")},
-		"invalid_body", "body_too_large", "not_found", "invalid_config", "vault_key_required", "history_unavailable")
+		"invalid_body", "body_too_large", "not_found", "invalid_config", "invalid_params", "vault_key_required", "history_unavailable")
 	create["requestBody"] = obj{"required": true, "content": obj{"application/json": obj{"schema": ref("ScheduleRequest")}}}
 
 	backfill := op("Run a template or config once per window of a time range", nil,
 		obj{"202": jsonBody(ref("BackfillResponse"), "one run per window; posting the same backfill again answers the same runs")},
-		"invalid_body", "body_too_large", "not_found", "invalid_config", "directive_refused", "pool_unserved",
+		"invalid_body", "body_too_large", "not_found", "invalid_config", "invalid_params", "directive_refused", "pool_unserved",
 		"vault_key_required", "queue_full", "draining", "history_unavailable")
 	backfill["requestBody"] = obj{"required": true, "content": obj{"application/json": obj{"schema": ref("BackfillRequest")}}}
 

@@ -93,7 +93,7 @@ func schemas() obj {
 	cluster := obj{"enabled": boolean(""), "instances": integer(""), "pools": nullableArray(), "members": obj{"type": "array", "items": ref("Member")}}
 	ready := obj{"status": str(""), "history_ok": boolean(""), "queue_ok": boolean(""), "draining": boolean(""), "cluster": ref("Cluster")}
 	errPayload := obj{"code": obj{"type": "string", "enum": errorCodes()}, "message": str("for people; never holds secrets"),
-		"details": obj{"type": "object", "description": "invalid_config: {errors: [{path, message, line?, column?}]}"}}
+		"details": obj{"type": "object", "description": "invalid_config, invalid_params: {errors: [{path, message, line?, column?, param?}]}"}}
 
 	return obj{
 		"Run":             object(all(run), run),

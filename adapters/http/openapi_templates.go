@@ -11,7 +11,7 @@ func templatePaths() obj {
 		"202": jsonBody(ref("SubmitResponse"), "the run was created"),
 		"200": jsonBody(ref("SubmitResponse"), "an existing run answers; replayed is true"),
 	}
-	runCodes := []string{"invalid_body", "body_too_large", "not_found", "invalid_config", "directive_refused",
+	runCodes := []string{"invalid_body", "body_too_large", "not_found", "invalid_config", "invalid_params", "directive_refused",
 		"pool_unserved", "pool_override_denied", "vault_key_required", "state_format_refused",
 		"idempotency_conflict", "run_deleted", "queue_full", "draining", "history_unavailable"}
 

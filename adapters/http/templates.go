@@ -12,6 +12,7 @@ import (
 
 	"github.com/sluicehq/sluice/application/runs"
 	"github.com/sluicehq/sluice/application/templates"
+	"github.com/sluicehq/sluice/domain/pipeline"
 	"github.com/sluicehq/sluice/domain/pool"
 )
 
@@ -59,6 +60,21 @@ type paramView struct {
 	Default     any    `json:"default"`
 	Secret      bool   `json:"secret"`
 	Description string `json:"description,omitempty"`
+	// The constraints of SPEC §14.2 (max_length is the effective bound of a string).
+	Enum      []any  `json:"enum,omitempty"`
+	Pattern   string `json:"pattern,omitempty"`
+	Min       any    `json:"min,omitempty"`
+	Max       any    `json:"max,omitempty"`
+	MaxLength int    `json:"max_length,omitempty"`
+}
+
+// paramJSON is a param value as JSON carries it: dates and times as their text.
+func paramJSON(v any) any {
+	switch v.(type) {
+	case nil, string, int64, float64, bool:
+		return v
+	}
+	return pipeline.ParamText(v)
 }
 
 type templateView struct {
@@ -96,8 +112,18 @@ func toTemplate(v *templates.View) templateView {
 		if p.Secret {
 			d = nil // a default of a secret param is not shown either
 		}
-		out.Params = append(out.Params, paramView{Name: p.Name, Type: string(p.Type), Required: p.Required,
-			Default: d, Secret: p.Secret, Description: p.Description})
+		pv := paramView{Name: p.Name, Type: string(p.Type), Required: p.Required,
+			Default: paramJSON(d), Secret: p.Secret, Description: p.Description, Pattern: p.Pattern,
+			Min: paramJSON(p.Min), Max: paramJSON(p.Max), MaxLength: p.MaxLength}
+		if p.Type == pipeline.ParamString && pv.MaxLength == 0 {
+			pv.MaxLength = pipeline.DefaultMaxLength
+		}
+		if !p.Secret {
+			for _, e := range p.Enum {
+				pv.Enum = append(pv.Enum, paramJSON(e))
+			}
+		}
+		out.Params = append(out.Params, pv)
 	}
 	return out
 }

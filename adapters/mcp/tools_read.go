@@ -84,7 +84,7 @@ type fieldError struct {
 
 type validateAnswer struct {
 	Valid    bool         `json:"valid"`
-	Code     string       `json:"code,omitempty" jsonschema:"the REST error code when invalid (invalid_config, directive_refused, pool_unserved, ...)"`
+	Code     string       `json:"code,omitempty" jsonschema:"the REST error code when invalid (invalid_config, invalid_params, directive_refused, pool_unserved, ...)"`
 	Message  string       `json:"message,omitempty"`
 	Errors   []fieldError `json:"errors" jsonschema:"every error with its path"`
 	Warnings []string     `json:"warnings" jsonschema:"settings a run ignores"`
@@ -204,7 +204,7 @@ func (t tools) validate(ctx context.Context, _ *sdk.CallToolRequest, in validate
 // configCode says whether a code is about the config itself (SPEC §2.9's 422 family).
 func configCode(code string) bool {
 	switch code {
-	case "invalid_config", "directive_refused", "pool_unserved", "pool_override_denied",
+	case "invalid_config", "invalid_params", "directive_refused", "pool_unserved", "pool_override_denied",
 		"vault_key_required", "secret_params_refused", "shard_refused", "state_format_refused":
 		return true
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -199,6 +198,10 @@ type resolution struct {
 	quiet    map[string]bool // params whose problem is already reported
 	errs     pipeline.Errors
 	refused  []*DirectiveRefusedError
+	// sqlPath is the path of the source's SQL query (its directives become bind
+	// parameters) and sqlDialect its dialect; "" when the source takes none.
+	sqlPath    string
+	sqlDialect pipeline.Dialect
 }
 
 func (l *Loader) resolve(root *pipeline.Node, opts LoadOptions) *resolution {
@@ -208,6 +211,7 @@ func (l *Loader) resolve(root *pipeline.Node, opts LoadOptions) *resolution {
 		return r
 	}
 	r.params()
+	r.sqlPath, r.sqlDialect = SQLQueryPath(r.root, l.Catalog)
 	for _, f := range r.root.Fields {
 		if f.Key == "params" {
 			continue
@@ -300,6 +304,11 @@ func (r *resolution) leaf(path string, n *pipeline.Node) {
 		n.Value = lit
 		return
 	}
+	sql := path == r.sqlPath
+	if sql && !r.placed(path, n) {
+		n.Deferred = true
+		return
+	}
 	allowed, needsIO := true, false
 	for _, d := range tpl.Directives() {
 		if !r.allowed(path, n, d) {
@@ -320,6 +329,10 @@ func (r *resolution) leaf(path string, n *pipeline.Node) {
 			}
 		}
 		n.Deferred = true
+		return
+	}
+	if sql {
+		r.statement(path, n, tpl)
 		return
 	}
 	if d, ok := tpl.Single(); ok && d.Kind == pipeline.DirectiveParam {
@@ -366,24 +379,35 @@ func (r *resolution) value(path string, n *pipeline.Node, d pipeline.Directive) 
 		return v, true
 	case pipeline.DirectiveFile:
 		return r.file(path, n, d)
-	case pipeline.DirectiveParam:
-		v, ok := r.param(path, n, d)
+	case pipeline.DirectiveParam, pipeline.DirectiveNow, pipeline.DirectiveBackfill:
+		v, ok := r.bound(path, n, d)
 		return pipeline.ParamText(v), ok
+	}
+	r.fail(path, n, "%s cannot be resolved", d.Raw)
+	return "", false
+}
+
+// bound is the typed value of a param, now or backfill directive: what a SQL query
+// receives as a bind parameter, and (as ParamText) what other text receives.
+func (r *resolution) bound(path string, n *pipeline.Node, d pipeline.Directive) (any, bool) {
+	switch d.Kind {
+	case pipeline.DirectiveParam:
+		return r.param(path, n, d)
 	case pipeline.DirectiveNow:
 		return r.now(path, n, d)
 	case pipeline.DirectiveBackfill:
 		if r.opts.Backfill == nil {
 			r.fail(path, n, "%s only resolves in a backfill run", d.Raw)
-			return "", false
+			return nil, false
 		}
 		t := r.opts.Backfill.Start
 		if d.Arg == pipeline.BackfillEnd {
 			t = r.opts.Backfill.End
 		}
-		return t.Format(time.RFC3339), true
+		return t.Truncate(time.Second), true
 	}
 	r.fail(path, n, "%s cannot be resolved", d.Raw)
-	return "", false
+	return nil, false
 }
 
 func (r *resolution) param(path string, n *pipeline.Node, d pipeline.Directive) (any, bool) {
@@ -403,25 +427,29 @@ func (r *resolution) param(path string, n *pipeline.Node, d pipeline.Directive) 
 	return v, true
 }
 
-func (r *resolution) now(path string, n *pipeline.Node, d pipeline.Directive) (string, bool) {
+// now is ${now.date} (a pipeline.Date), ${now.datetime} (a time.Time in UTC, whole
+// seconds) or ${now.unix} (int64 seconds).
+func (r *resolution) now(path string, n *pipeline.Node, d pipeline.Directive) (any, bool) {
 	if r.opts.Logical.IsZero() {
 		r.fail(path, n, "%s needs the run's logical instant", d.Raw)
-		return "", false
+		return nil, false
 	}
 	switch d.Arg {
 	case pipeline.NowDate:
 		if r.opts.RunDate != "" {
-			return r.opts.RunDate, true
+			if day, err := pipeline.ParseDate(r.opts.RunDate); err == nil {
+				return day, true
+			}
 		}
 		zone := r.opts.Zone
 		if zone == nil {
 			zone = time.UTC
 		}
-		return r.opts.Logical.In(zone).Format(time.DateOnly), true
+		return pipeline.DateOf(r.opts.Logical.In(zone)), true
 	case pipeline.NowDatetime:
-		return r.opts.Logical.UTC().Format(time.RFC3339), true
+		return r.opts.Logical.UTC().Truncate(time.Second), true
 	default:
-		return strconv.FormatInt(r.opts.Logical.Unix(), 10), true
+		return r.opts.Logical.Unix(), true
 	}
 }
 

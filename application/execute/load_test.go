@@ -387,9 +387,9 @@ params:
 	l := newLoader(&loadEnv{}, nil)
 	_, err := l.Load(context.Background(), []byte(text), execute.LoadOptions{Params: map[string]string{"n": "abc", "zone": "x"}})
 	require.Equal(t, pipeline.Errors{
-		{Path: "params.zone", Message: "unknown param (declared: region, n)"},
-		{Path: "params.region", Message: "required"},
-		{Path: "params.n", Message: `must be an int, not "abc"`},
+		{Path: "params.zone", Message: "unknown param (declared: region, n)", Param: "zone"},
+		{Path: "params.region", Message: "required", Param: "region"},
+		{Path: "params.n", Message: `must be an int, not "abc"`, Param: "n"},
 	}, execute.FieldErrors(err))
 
 	cfg, err := l.Load(context.Background(), []byte(text), execute.LoadOptions{Params: map[string]string{"region": "eu"}})

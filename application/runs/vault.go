@@ -33,11 +33,13 @@ type materialized struct {
 // submitted. One that does is stored with every ${param.X} (and ${backfill.start|end})
 // replaced by its value — without its params block when params were supplied — so the
 // claiming member loads it without the request; other directives (env, file, now, …)
-// stay as written because the claimer resolves them with its own environment. Every
-// occurrence of a supplied secret value is then replaced by a ${sealed:N} token, so the
-// stored text holds tokens only. The text is JSON (valid YAML too), written from the
-// tree so no quoting can hide a value from the tokenizer. The params were checked by the
-// load that came before.
+// stay as written because the claimer resolves them with its own environment. The
+// source's SQL query is the exception: its values are bind parameters, never text (SPEC
+// §14.2), so its directives stay and the values travel as the defaults of a kept params
+// block (see bindSQL). Every occurrence of a supplied secret value is then replaced by a
+// ${sealed:N} token, so the stored text holds tokens only. The text is JSON (valid YAML
+// too), written from the tree so no quoting can hide a value from the tokenizer. The
+// params were checked by the load that came before.
 func (s *Service) materialize(root *pipeline.Node, supplied map[string]string, window *execute.Window) (materialized, error) {
 	block := root.Get("params")
 	bindParams := block != nil && len(supplied) > 0
@@ -46,10 +48,11 @@ func (s *Service) materialize(root *pipeline.Node, supplied map[string]string, w
 		return materialized{tree: root}, nil
 	}
 	values := map[string]any{}
-	types := map[string]pipeline.ParamType{}
+	var decl []pipeline.Param
 	var secrets, names []string
 	if bindParams {
-		decl, errs := pipeline.ParseParams(block)
+		var errs pipeline.Errors
+		decl, errs = pipeline.ParseParams(block)
 		if err := errs.Err(); err != nil {
 			return materialized{}, err
 		}
@@ -57,7 +60,6 @@ func (s *Service) materialize(root *pipeline.Node, supplied map[string]string, w
 			return materialized{}, errs.Err()
 		}
 		for _, p := range decl {
-			types[p.Name] = p.Type
 			if !p.Secret {
 				continue
 			}
@@ -80,35 +82,37 @@ func (s *Service) materialize(root *pipeline.Node, supplied map[string]string, w
 		}
 	}
 	tree := root.Clone()
-	if bindParams {
-		kept := tree.Fields[:0]
-		for _, f := range tree.Fields {
-			if f.Key != "params" {
-				kept = append(kept, f)
-			}
-		}
-		tree.Fields = kept
-	}
-	b := binding{values: values, types: types, window: window, params: bindParams}
+	b := binding{values: values, decl: decl, window: window, params: bindParams}
+	b.sqlPath, _ = execute.SQLQueryPath(tree, s.deps.Loader.Catalog)
 	var failed error
-	_ = tree.Walk("", func(_ string, n *pipeline.Node) error {
-		if failed != nil || n.Kind != pipeline.KindScalar || n.Type != pipeline.TypeString {
+	_ = tree.Walk("", func(path string, n *pipeline.Node) error {
+		if failed != nil || n.Kind != pipeline.KindScalar || n.Type != pipeline.TypeString || path == "params" ||
+			strings.HasPrefix(path, "params.") {
 			return nil
 		}
-		if err := b.leaf(n); err != nil {
+		if err := b.leaf(path, n); err != nil {
 			failed = err
-			return nil
 		}
-		if len(secrets) > 0 {
+		return nil
+	})
+	if failed != nil {
+		return materialized{}, failed
+	}
+	b.paramsBlock(tree)
+	if len(secrets) > 0 {
+		_ = tree.Walk("", func(_ string, n *pipeline.Node) error {
+			if failed != nil || n.Kind != pipeline.KindScalar || n.Type != pipeline.TypeString {
+				return nil
+			}
 			out, err := secret.Tokenize(n.Value, secrets)
 			if err != nil {
 				failed = err
 				return nil
 			}
 			n.Value = out
-		}
-		return nil
-	})
+			return nil
+		})
+	}
 	if failed != nil {
 		return materialized{}, failed
 	}
@@ -122,9 +126,15 @@ func (s *Service) materialize(root *pipeline.Node, supplied map[string]string, w
 // set) and a backfill window (when window is set).
 type binding struct {
 	values map[string]any
-	types  map[string]pipeline.ParamType
+	decl   []pipeline.Param
 	window *execute.Window
 	params bool
+	// sqlPath is the source's SQL query, whose values stay bind parameters; sqlParams
+	// and sqlWindow record that it uses params or the window, so the stored params
+	// block must carry them.
+	sqlPath   string
+	sqlParams bool
+	sqlWindow map[string]string // backfill bound (start|end) → the param carrying it
 }
 
 // value is the text a directive is bound to; ok=false leaves it for the claimer.
@@ -132,28 +142,45 @@ func (b binding) value(d pipeline.Directive) (string, pipeline.ScalarType, bool)
 	switch {
 	case d.Kind == pipeline.DirectiveParam && b.params:
 		if v, ok := b.values[d.Arg]; ok {
-			return pipeline.ParamText(v), pipeline.ParamScalarType(b.types[d.Arg]), true
+			return pipeline.ParamText(v), pipeline.ParamScalarType(b.paramType(d.Arg)), true
 		}
 	case d.Kind == pipeline.DirectiveBackfill && b.window != nil:
-		t := b.window.Start
-		if d.Arg == pipeline.BackfillEnd {
-			t = b.window.End
-		}
-		return t.UTC().Format(time.RFC3339), pipeline.TypeString, true
+		return b.windowText(d.Arg), pipeline.TypeString, true
 	}
 	return "", pipeline.TypeString, false
+}
+
+func (b binding) windowText(bound string) string {
+	t := b.window.Start
+	if bound == pipeline.BackfillEnd {
+		t = b.window.End
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+func (b binding) paramType(name string) pipeline.ParamType {
+	for _, p := range b.decl {
+		if p.Name == name {
+			return p.Type
+		}
+	}
+	return pipeline.ParamString
 }
 
 // leaf replaces the bound directives of one string scalar by their values. The literal
 // parts and the values are written back with ${ escaped, so the claimer's loader reads
 // them as text, never as directives.
-func (b binding) leaf(n *pipeline.Node) error {
+func (b *binding) leaf(path string, n *pipeline.Node) error {
 	if !strings.Contains(n.Value, "${") {
 		return nil
 	}
 	tpl, err := pipeline.ParseTemplate(n.Value)
 	if err != nil {
 		return err
+	}
+	if path == b.sqlPath {
+		n.Value = b.bindSQL(tpl)
+		return nil
 	}
 	if d, ok := tpl.Single(); ok {
 		if v, typ, ok := b.value(d); ok {

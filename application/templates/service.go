@@ -63,8 +63,9 @@ type View struct {
 	CreatedAt    time.Time
 }
 
-// Register stores a new version of a template (admin). The config must parse and its
-// params block must be valid; errors name the param (params.X.type, …).
+// Register stores a new version of a template (admin). The config must parse, its
+// params block must be valid (errors name the param: params.X.type, …) and a directive in
+// its SQL query must stand where a value may.
 func (s *Service) Register(ctx context.Context, p runs.Principal, req RegisterRequest) (*View, error) {
 	if err := admin(p, "register templates"); err != nil {
 		return nil, err
@@ -95,6 +96,9 @@ func (s *Service) Register(ctx context.Context, p runs.Principal, req RegisterRe
 		return nil, err
 	}
 	params, errs := pipeline.ParseParams(root.Get("params"))
+	// A param quoted in the SQL query would never reach it as a value: refuse it now,
+	// not at the first run (SPEC §14.2).
+	errs = append(errs, execute.CheckSQLPlacement(root, s.deps.Loader.Catalog)...)
 	if err := errs.Err(); err != nil {
 		return nil, err
 	}

@@ -179,7 +179,7 @@ func TestBuildRefusals(t *testing.T) {
 			"pipeline.state.config.table: unknown key (known keys: connection_url)"},
 		{"state empty key", doc("pipeline", pipe(dbSource(), dbSink(), "state", m("key", ""))), "pipeline.state.key: must not be empty"},
 		{"state unknown", doc("pipeline", pipe(dbSource(), dbSink(), "state", m("kind", "local"))), "pipeline.state.kind: unknown key (known keys: type, key, config)"},
-		{"params", doc("params", m("n", m("type", "decimal"))), `params.n.type: must be one of string, int, float, bool, not "decimal"`},
+		{"params", doc("params", m("n", m("type", "decimal"))), `params.n.type: must be one of string, int, float, bool, date, datetime, not "decimal"`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -84,6 +84,9 @@ func (c *checker) value(n *Node, path string, t FieldType) (any, status) {
 func coerce(n *Node, path string, t FieldType, c *checker) (any, string) {
 	switch t {
 	case FieldString:
+		if n.Statement != nil {
+			return *n.Statement, ""
+		}
 		if n.Kind == KindScalar && n.Type == TypeString {
 			return n.Value, ""
 		}

@@ -127,6 +127,10 @@ const (
 	ParamInt    ParamType = "int"
 	ParamFloat  ParamType = "float"
 	ParamBool   ParamType = "bool"
+	// ParamDate is a calendar day, written YYYY-MM-DD; its value is a Date.
+	ParamDate ParamType = "date"
+	// ParamDatetime is an instant, written in RFC 3339; its value is a time.Time.
+	ParamDatetime ParamType = "datetime"
 )
 
 // Param is one declared template param.
@@ -137,4 +141,11 @@ type Param struct {
 	Default     any // nil when none
 	Secret      bool
 	Description string
+	// The constraints of SPEC §14.2, checked on every value (supplied or default). Enum
+	// holds values of the param's type; Min and Max are int64, float64, Date or
+	// time.Time (nil when unset); MaxLength 0 means DefaultMaxLength for strings.
+	Enum      []any
+	Pattern   string // RE2, matched against the whole value
+	Min, Max  any
+	MaxLength int
 }

@@ -9,11 +9,19 @@ import (
 // ErrInvalidConfig is wrapped by every configuration error (Errors, SyntaxError).
 var ErrInvalidConfig = errors.New("invalid config")
 
+// ErrInvalidParams is wrapped by Errors that hold a problem with the supplied param values
+// (SPEC §14.2: invalid_params) rather than with the config itself; such Errors are
+// ErrInvalidConfig too, so callers that only know config errors still stop on them.
+var ErrInvalidParams = errors.New("invalid params")
+
 // FieldError is one problem at one place in a config.
 type FieldError struct {
 	Path    string // dotted path, e.g. pipeline.sink.config.key
 	Pos     Pos    // where in the text, when known
 	Message string
+	// Param names the param when the problem is its supplied value (or its absence), not
+	// the config's text.
+	Param string
 }
 
 func (e FieldError) String() string {
@@ -38,8 +46,18 @@ func (es Errors) Error() string {
 	return "invalid config: " + strings.Join(parts, "; ")
 }
 
-// Is makes errors.Is(err, ErrInvalidConfig) true.
-func (es Errors) Is(target error) bool { return target == ErrInvalidConfig }
+// Is makes errors.Is(err, ErrInvalidConfig) true, and errors.Is(err, ErrInvalidParams)
+// when a problem is about a param's value.
+func (es Errors) Is(target error) bool {
+	if target == ErrInvalidParams {
+		for _, e := range es {
+			if e.Param != "" {
+				return true
+			}
+		}
+	}
+	return target == ErrInvalidConfig
+}
 
 // Err returns nil when there are no errors, so callers can `return es.Err()`.
 func (es Errors) Err() error {

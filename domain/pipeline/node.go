@@ -49,6 +49,10 @@ type Node struct {
 	// resolver). Build accepts any value in a deferred leaf, so one missing env var does
 	// not also produce a type error for the same key.
 	Deferred bool
+	// Statement is set on a SQL text leaf (FieldSpec.SQL) once its directives are
+	// resolved: the text with its bind parameters apart. Build hands it to the connector
+	// in place of the string.
+	Statement *Statement
 }
 
 // Field is one key of a map node.

@@ -6,18 +6,20 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/sluicehq/sluice/domain/naming"
 )
 
-var paramKeys = []string{"type", "required", "default", "secret", "description"}
+var paramKeys = []string{"type", "required", "default", "secret", "description", "enum", "pattern", "min", "max", "max_length"}
 
-var paramTypes = []string{string(ParamString), string(ParamInt), string(ParamFloat), string(ParamBool)}
+var paramTypes = []string{string(ParamString), string(ParamInt), string(ParamFloat), string(ParamBool), string(ParamDate), string(ParamDatetime)}
 
 func validParamName(s string) bool { return naming.Valid(s) }
 
-// ParseParams reads a params block (SPEC §8.1): a map of param name to {type, required,
-// default, secret, description}. type defaults to string. The block is a declaration, not
+// ParseParams reads a params block (SPEC §8.1, §14.2): a map of param name to {type,
+// required, default, secret, description, enum, pattern, min, max, max_length}. type
+// defaults to string. The block is a declaration, not
 // data: its values are taken exactly as typed, so a default must already have the param's
 // type. A nil or null node declares no params.
 func ParseParams(node *Node) ([]Param, Errors) {
@@ -66,7 +68,7 @@ func (c *checker) param(name string, n *Node, path string) (Param, bool) {
 	if d := fields["default"]; d != nil && d.Kind != KindNull {
 		dp := Join(path, "default")
 		// With a broken type there is nothing to compare the default with.
-		if v, ok := strictParamValue(d, p.Type); ok {
+		if v, ok := declaredValue(d, p.Type); ok {
 			p.Default = v
 		} else if typeStatus == valid || typeStatus == absent {
 			c.add(dp, d.Pos, "must be %s, like the param's type", paramTypeNoun(p.Type))
@@ -75,18 +77,23 @@ func (c *checker) param(name string, n *Node, path string) (Param, bool) {
 			c.add(dp, d.Pos, "a required param takes no default (drop one of them)")
 		}
 	}
+	c.constraints(&p, fields, path, typeStatus == valid || typeStatus == absent)
 	return p, len(c.errs) == before
 }
 
-// strictParamValue reads a declared default: its YAML type must match (an int is accepted
-// for a float).
-func strictParamValue(n *Node, t ParamType) (any, bool) {
+// declaredValue reads a value written in a declaration (a default, an enum item, a
+// bound): its YAML type must match (an int is accepted for a float; dates are strings).
+func declaredValue(n *Node, t ParamType) (any, bool) {
 	if n.Kind != KindScalar {
 		return nil, false
 	}
 	switch t {
 	case ParamString:
 		return n.Value, n.Type == TypeString
+	case ParamDate, ParamDatetime:
+		if n.Type != TypeString {
+			return nil, false
+		}
 	case ParamInt:
 		if n.Type != TypeInt {
 			return nil, false
@@ -103,9 +110,15 @@ func strictParamValue(n *Node, t ParamType) (any, bool) {
 	return parseParamValue(n.Value, t)
 }
 
-// parseParamValue reads text as a value of type t: int64, float64, bool or string.
+// parseParamValue reads text as a value of type t: int64, float64, bool, Date, time.Time
+// or string.
 func parseParamValue(s string, t ParamType) (any, bool) {
 	switch t {
+	case ParamDate:
+		d, err := ParseDate(strings.TrimSpace(s))
+		return d, err == nil
+	case ParamDatetime:
+		return parseDatetime(strings.TrimSpace(s))
 	case ParamInt:
 		v, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
 		return v, err == nil
@@ -132,14 +145,20 @@ func paramTypeNoun(t ParamType) string {
 		return "a float"
 	case ParamBool:
 		return "true or false"
+	case ParamDate:
+		return "a date (YYYY-MM-DD)"
+	case ParamDatetime:
+		return "a date and time in RFC 3339 (e.g. 2026-01-02T15:04:05Z)"
 	}
 	return "a string"
 }
 
 // BindParams gives each declared param its value: the supplied text parsed to the param's
 // type, else its default. Supplied params that are not declared, required params that are
-// missing and values that do not parse are errors naming the param. Optional params with no
-// value and no default are absent from the result.
+// missing, values that do not parse and values that break a constraint (enum, pattern,
+// min, max, max_length) are errors naming the param (FieldError.Param is set, so the
+// answer is invalid_params). Optional params with no value and no default are absent from
+// the result.
 func BindParams(decl []Param, supplied map[string]string) (map[string]any, Errors) {
 	var errs Errors
 	declared := make(map[string]Param, len(decl))
@@ -160,7 +179,7 @@ func BindParams(decl []Param, supplied map[string]string) (map[string]any, Error
 		if len(names) > 0 {
 			msg = "unknown param (declared: " + strings.Join(names, ", ") + ")"
 		}
-		errs = append(errs, FieldError{Path: Join("params", name), Message: msg})
+		errs = append(errs, FieldError{Path: Join("params", name), Message: msg, Param: name})
 	}
 	out := make(map[string]any, len(decl))
 	for _, p := range decl {
@@ -174,14 +193,18 @@ func BindParams(decl []Param, supplied map[string]string) (map[string]any, Error
 				if !p.Secret {
 					msg += fmt.Sprintf(", not %q", raw)
 				}
-				errs = append(errs, FieldError{Path: path, Message: msg})
+				errs = append(errs, FieldError{Path: path, Message: msg, Param: p.Name})
+				continue
+			}
+			if key, msg := p.Violation(v); key != "" {
+				errs = append(errs, FieldError{Path: path, Message: msg, Param: p.Name})
 				continue
 			}
 			out[p.Name] = v
 		case p.Default != nil:
 			out[p.Name] = p.Default
 		case p.Required:
-			errs = append(errs, FieldError{Path: path, Message: "required"})
+			errs = append(errs, FieldError{Path: path, Message: "required", Param: p.Name})
 		}
 	}
 	return out, errs
@@ -199,6 +222,10 @@ func ParamText(v any) string {
 		return strconv.FormatFloat(x, 'g', -1, 64)
 	case bool:
 		return strconv.FormatBool(x)
+	case Date:
+		return x.String()
+	case time.Time:
+		return x.Format(time.RFC3339Nano)
 	}
 	return fmt.Sprint(v)
 }

@@ -45,8 +45,8 @@ func TestParseParamsRefusals(t *testing.T) {
 		{l("a"), "params: must be a map of param name"},
 		{m("Region", m()), `params.Region: param name "Region" is not a valid name`},
 		{m("a", "string"), "params.a: must be a map, not a string"},
-		{m("a", m("type", "decimal")), `params.a.type: must be one of string, int, float, bool, not "decimal"`},
-		{m("a", m("kind", "int")), "params.a.kind: unknown key (known keys: type, required, default, secret, description)"},
+		{m("a", m("type", "decimal")), `params.a.type: must be one of string, int, float, bool, date, datetime, not "decimal"`},
+		{m("a", m("kind", "int")), "params.a.kind: unknown key (known keys: type, required, default, secret, description, enum, pattern, min, max, max_length)"},
 		{m("a", m("type", "int", "default", "5")), "params.a.default: must be an int, like the param's type"},
 		{m("a", m("type", "int", "default", 1.5)), "params.a.default: must be an int"},
 		{m("a", m("type", "float", "default", "x")), "params.a.default: must be a float"},
@@ -97,17 +97,19 @@ func TestBindParamsRefusals(t *testing.T) {
 		"limit": "ten", "ratio": "NaN", "flag": "yes", "pin": "12x4", "zone": "a", "colour": "b",
 	})
 	require.Equal(t, pipeline.Errors{
-		{Path: "params.colour", Message: "unknown param (declared: limit, region, ratio, flag, pin)"},
-		{Path: "params.zone", Message: "unknown param (declared: limit, region, ratio, flag, pin)"},
-		{Path: "params.limit", Message: `must be an int, not "ten"`},
-		{Path: "params.region", Message: "required"},
-		{Path: "params.ratio", Message: `must be a float, not "NaN"`},
-		{Path: "params.flag", Message: `must be true or false, not "yes"`},
-		{Path: "params.pin", Message: "must be an int"}, // a secret value is never echoed
+		{Path: "params.colour", Message: "unknown param (declared: limit, region, ratio, flag, pin)", Param: "colour"},
+		{Path: "params.zone", Message: "unknown param (declared: limit, region, ratio, flag, pin)", Param: "zone"},
+		{Path: "params.limit", Message: `must be an int, not "ten"`, Param: "limit"},
+		{Path: "params.region", Message: "required", Param: "region"},
+		{Path: "params.ratio", Message: `must be a float, not "NaN"`, Param: "ratio"},
+		{Path: "params.flag", Message: `must be true or false, not "yes"`, Param: "flag"},
+		{Path: "params.pin", Message: "must be an int", Param: "pin"}, // a secret value is never echoed
 	}, errs)
+	require.ErrorIs(t, errs, pipeline.ErrInvalidParams)
+	require.ErrorIs(t, errs, pipeline.ErrInvalidConfig)
 
 	_, errs = pipeline.BindParams(nil, map[string]string{"region": "eu"})
-	require.Equal(t, pipeline.Errors{{Path: "params.region", Message: "unknown param: the config declares no params"}}, errs)
+	require.Equal(t, pipeline.Errors{{Path: "params.region", Message: "unknown param: the config declares no params", Param: "region"}}, errs)
 }
 
 func TestParamText(t *testing.T) {

@@ -17,7 +17,9 @@ func SourceQueryFields() []FieldSpec {
 	one := int64(1)
 	return []FieldSpec{
 		{Name: KeyQuery, Type: FieldString, Role: RoleSource, Required: true,
-			Description: "The SELECT statement whose rows are read."},
+			Description: "The SELECT statement whose rows are read. ${param.X}, ${now.*} and ${backfill.*} in it are " +
+				"sent as bind parameters, never pasted into the text: write them unquoted where a value may stand " +
+				"(day = ${param.day}, not '${param.day}')."},
 		{Name: KeyBatchSize, Type: FieldInt, Role: RoleSource, Default: int64(BatchSizeDefault), Min: &one,
 			Description: "Rows per page; a bookmark is saved after each confirmed page."},
 	}

@@ -46,6 +46,10 @@ type FieldSpec struct {
 	Description string
 	// Secret marks values that must be redacted when a config is shown (passwords).
 	Secret bool
+	// SQL marks a string key holding SQL text of this dialect (a source's query): its
+	// ${param.*}, ${now.*} and ${backfill.*} become bind parameters (SPEC §14.2), so its
+	// resolved value is a Statement, not a string.
+	SQL Dialect
 }
 
 // Spec is a connector's registration: its type name, what it can be and its config

@@ -8,6 +8,7 @@ import (
 
 	"github.com/sluicehq/sluice/adapters/connectors/internal/sqlspec"
 	"github.com/sluicehq/sluice/application/execute"
+	"github.com/sluicehq/sluice/domain/pipeline"
 )
 
 // PlanShards splits the read into key ranges over [MIN, MAX] of source.config.shard.key
@@ -22,14 +23,9 @@ func (c *Connector) PlanShards(ctx context.Context, req execute.ReadRequest, n i
 		return nil, fmt.Errorf("mysql: %w", err)
 	}
 	defer db.Close()
-	rows, err := db.QueryContext(ctx, "SELECT * FROM (\n"+query+"\n) AS q LIMIT 0")
+	types, err := describe(ctx, db, query)
 	if err != nil {
-		return nil, fmt.Errorf("mysql: %w", sc.Wrap(fmt.Errorf("query: %w", err)))
-	}
-	types, err := rows.ColumnTypes()
-	rows.Close()
-	if err != nil {
-		return nil, fmt.Errorf("mysql: %w", sc.Wrap(fmt.Errorf("query: %w", err)))
+		return nil, fmt.Errorf("mysql: %w", sc.Wrap(err))
 	}
 	cols := make([]string, 0, len(types))
 	typ := ""
@@ -47,7 +43,7 @@ func (c *Connector) PlanShards(ctx context.Context, req execute.ReadRequest, n i
 	}
 	k := "q." + quote(key)
 	var lo, hi sql.NullInt64
-	err = db.QueryRowContext(ctx, "SELECT MIN("+k+"), MAX("+k+") FROM (\n"+query+"\n) AS q").Scan(&lo, &hi)
+	err = keyBounds(ctx, db, query.Wrap("SELECT MIN("+k+"), MAX("+k+") FROM (\n", "\n) AS q"), &lo, &hi)
 	if err != nil {
 		return nil, fmt.Errorf("mysql: %w", sc.Wrap(fmt.Errorf("read the shard key's bounds (they must fit a signed 64-bit integer): %w", err)))
 	}
@@ -55,3 +51,25 @@ func (c *Connector) PlanShards(ctx context.Context, req execute.ReadRequest, n i
 }
 
 var _ execute.ShardPlanner = (*Connector)(nil)
+
+// keyBounds reads MIN and MAX of the shard key with the query's bind parameters.
+func keyBounds(ctx context.Context, db *sql.DB, q pipeline.Statement, lo, hi *sql.NullInt64) error {
+	rows, stmt, err := bound(ctx, db, render(q), args(q))
+	if err != nil {
+		return err
+	}
+	if stmt != nil {
+		defer stmt.Close()
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		return sql.ErrNoRows
+	}
+	if err := rows.Scan(lo, hi); err != nil {
+		return err
+	}
+	return rows.Close()
+}

@@ -16,11 +16,13 @@ import (
 	"github.com/sluicehq/sluice/adapters/connectors/internal/pager"
 	"github.com/sluicehq/sluice/adapters/connectors/internal/sqlspec"
 	"github.com/sluicehq/sluice/application/execute"
+	"github.com/sluicehq/sluice/domain/pipeline"
 )
 
 type source struct {
 	db     *sql.DB
 	sc     *scrubber
+	stmt   *sql.Stmt // the prepared read when it has bind parameters
 	rows   *sql.Rows
 	cancel context.CancelFunc // ends the query; the rows outlive OpenSource's context
 	conv   []converter
@@ -61,6 +63,7 @@ func (c *Connector) OpenSource(ctx context.Context, req execute.ReadRequest) (ex
 			s.cancel()
 			s.rows.Close()
 		}
+		s.closeStmt()
 		db.Close()
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("mysql: %w", ctx.Err())
@@ -70,8 +73,8 @@ func (c *Connector) OpenSource(ctx context.Context, req execute.ReadRequest) (ex
 	return s, nil
 }
 
-func (s *source) start(ctx context.Context, query string, batch int, inc *execute.Incremental) error {
-	text, args := query, []any(nil)
+func (s *source) start(ctx context.Context, query pipeline.Statement, batch int, inc *execute.Incremental) error {
+	text, binds := render(query), args(query)
 	o := pager.Options{Batch: batch}
 	if inc != nil {
 		if inc.Cursor == "" {
@@ -84,15 +87,16 @@ func (s *source) start(ctx context.Context, query string, batch int, inc *execut
 				return err
 			}
 		}
-		text = incrementalQuery(query, inc.Cursor, after != nil)
+		text = render(incrementalQuery(query, inc.Cursor, after != nil))
 		if after != nil {
-			args = []any{after}
+			binds = append(binds, after)
 		}
 		o.Cursor, o.Exact = inc.Cursor, inc.Exact
 	}
 	qctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	stop := context.AfterFunc(ctx, cancel)
-	rows, err := s.db.QueryContext(qctx, text, args...)
+	rows, stmt, err := bound(qctx, s.db, text, binds)
+	s.stmt = stmt
 	stop()
 	if err != nil {
 		cancel()
@@ -124,7 +128,7 @@ func (s *source) start(ctx context.Context, query string, batch int, inc *execut
 
 // incrementalQuery wraps query so it returns the rows past the bookmark (?), ordered
 // by the cursor.
-func incrementalQuery(query, cursorCol string, after bool) string {
+func incrementalQuery(query pipeline.Statement, cursorCol string, after bool) pipeline.Statement {
 	if !after {
 		return sqlspec.IncrementalQuery(query, quote(cursorCol), "")
 	}
@@ -134,15 +138,10 @@ func incrementalQuery(query, cursorCol string, after bool) string {
 // cursorArg turns a bookmark value back into a statement argument of the cursor
 // column's type: times were bookmarked as RFC 3339 text, which a DATETIME comparison
 // would read as a string. The column's type comes from describing the query.
-func (s *source) cursorArg(ctx context.Context, query, col string, v any) (any, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT * FROM (\n"+query+"\n) AS q LIMIT 0")
+func (s *source) cursorArg(ctx context.Context, query pipeline.Statement, col string, v any) (any, error) {
+	types, err := describe(ctx, s.db, query)
 	if err != nil {
-		return nil, fmt.Errorf("query: %w", err)
-	}
-	defer rows.Close()
-	types, err := rows.ColumnTypes()
-	if err != nil {
-		return nil, fmt.Errorf("query: %w", err)
+		return nil, err
 	}
 	for _, t := range types {
 		if t.Name() != col {
@@ -252,6 +251,7 @@ func (s *source) scan() ([]any, error) {
 func (s *source) Close() error {
 	s.cancel()
 	err := s.rows.Close()
+	s.closeStmt()
 	if cerr := s.db.Close(); err == nil {
 		err = cerr
 	}
@@ -259,4 +259,11 @@ func (s *source) Close() error {
 		return fmt.Errorf("mysql: close: %w", s.sc.Wrap(err))
 	}
 	return nil
+}
+
+func (s *source) closeStmt() {
+	if s.stmt != nil {
+		s.stmt.Close()
+		s.stmt = nil
+	}
 }

@@ -22,7 +22,8 @@ func (c *Connector) PlanShards(ctx context.Context, req execute.ReadRequest, n i
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	sd, err := conn.PgConn().Prepare(ctx, "", "SELECT * FROM (\n"+query+"\n) AS q", nil)
+	_, oids := bindArgs(query)
+	sd, err := conn.PgConn().Prepare(ctx, "", render(query.Wrap("SELECT * FROM (\n", "\n) AS q"), 1), oids)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", sc.Wrap(pgErr("query: %s", err)))
 	}
@@ -48,11 +49,11 @@ func (c *Connector) PlanShards(ctx context.Context, req execute.ReadRequest, n i
 		return nil, fmt.Errorf("postgres: %w", sqlspec.KeyIsNotAnInteger(key, name))
 	}
 	k := "q." + quote(key)
-	var lo, hi *int64
-	err = conn.QueryRow(ctx, "SELECT MIN("+k+")::bigint, MAX("+k+")::bigint FROM (\n"+query+"\n) AS q").Scan(&lo, &hi)
+	b, err := bigints(ctx, conn.PgConn(), query.Wrap("SELECT MIN("+k+")::bigint, MAX("+k+")::bigint FROM (\n", "\n) AS q"))
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", sc.Wrap(pgErr("read the shard key's bounds: %s", err)))
 	}
+	lo, hi := b[0], b[1]
 	if lo == nil || hi == nil {
 		return sqlspec.KeyPlan(0, 0, false, n), nil
 	}

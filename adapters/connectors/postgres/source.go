@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -14,6 +15,7 @@ import (
 	"github.com/sluicehq/sluice/adapters/connectors/internal/pager"
 	"github.com/sluicehq/sluice/adapters/connectors/internal/sqlspec"
 	"github.com/sluicehq/sluice/application/execute"
+	"github.com/sluicehq/sluice/domain/pipeline"
 )
 
 // stmtName is the source's prepared statement; named, so that the helper queries pgx
@@ -26,8 +28,9 @@ const CopyText = "postgres/copy-text"
 type source struct {
 	conn     *pgx.Conn
 	sc       *scrubber
-	query    string // the user's query, trimmed
+	query    pipeline.Statement // the user's query, trimmed, with its bind parameters
 	args     [][]byte
+	bindTyps []string // the server's types of the query's bind parameters (COPY needs them)
 	formats  []int16
 	decoders []decoder
 	cols     []string
@@ -75,7 +78,9 @@ func (c *Connector) OpenSource(ctx context.Context, req execute.ReadRequest) (ex
 
 // prepare prepares the statement the read runs and picks each column's decoder.
 func (s *source) prepare(ctx context.Context, inc *execute.Incremental) error {
-	text := s.query
+	text := render(s.query, 1)
+	var oids []uint32
+	s.args, oids = bindArgs(s.query)
 	var after any
 	if inc != nil {
 		if inc.Cursor == "" {
@@ -86,7 +91,7 @@ func (s *source) prepare(ctx context.Context, inc *execute.Incremental) error {
 		}
 		text = incrementalQuery(s.query, inc.Cursor, after != nil)
 	}
-	sd, err := s.conn.PgConn().Prepare(ctx, stmtName, text, nil)
+	sd, err := s.conn.PgConn().Prepare(ctx, stmtName, text, oids)
 	if err != nil {
 		if inc != nil && sqlState(err) == "42703" {
 			return pgErr("query: %s (is the cursor column "+quote(inc.Cursor)+" a column of the query?)", err)
@@ -108,22 +113,24 @@ func (s *source) prepare(ctx context.Context, inc *execute.Incremental) error {
 		}
 		o.Cursor, o.CursorAt, o.Exact = inc.Cursor, cursorAt, inc.Exact
 		if after != nil {
-			s.args = [][]byte{[]byte(cursor.Text(after))}
+			s.args = append(s.args, []byte(cursor.Text(after)))
 		}
 	} else if s.types, err = typeNames(ctx, s.conn, sd.Fields); err != nil {
 		return pgErr("describe the query's columns: %s", err)
+	} else if s.bindTyps, err = paramTypes(ctx, s.conn, sd.ParamOIDs); err != nil {
+		return pgErr("describe the query's parameters: %s", err)
 	}
 	s.pages = pager.New(s.scan, o)
 	return nil
 }
 
-// incrementalQuery wraps query so it returns the rows past the bookmark ($1), ordered
-// by the cursor.
-func incrementalQuery(query, cursorCol string, after bool) string {
+// incrementalQuery wraps query so it returns the rows past the bookmark (the parameter
+// after the query's own), ordered by the cursor.
+func incrementalQuery(query pipeline.Statement, cursorCol string, after bool) string {
 	if !after {
-		return sqlspec.IncrementalQuery(query, quote(cursorCol), "")
+		return render(sqlspec.IncrementalQuery(query, quote(cursorCol), ""), 1)
 	}
-	return sqlspec.IncrementalQuery(query, quote(cursorCol), "$1")
+	return render(sqlspec.IncrementalQuery(query, quote(cursorCol), "$"+strconv.Itoa(len(query.Args)+1)), 1)
 }
 
 // typeNames asks the database for the declared types of the result columns, which a sink
@@ -201,11 +208,15 @@ func (s *source) Encoding() (execute.Encoding, bool) {
 }
 
 // UseEncoding starts `COPY (query) TO STDOUT`; its rows are cut into pages of batch rows.
-func (s *source) UseEncoding(context.Context) error {
+func (s *source) UseEncoding(ctx context.Context) error {
 	if _, ok := s.Encoding(); !ok {
 		return errors.New("postgres: this read cannot pass rows through")
 	}
-	s.copy = startCopyOut(s.qctx, s.conn.PgConn(), "COPY (\n"+s.query+"\n) TO STDOUT", s.batch, s.sc)
+	text, err := copyQuery(ctx, s.conn.PgConn(), s.query, s.bindTyps)
+	if err != nil {
+		return fmt.Errorf("postgres: %w", s.sc.Wrap(err))
+	}
+	s.copy = startCopyOut(s.qctx, s.conn.PgConn(), text, s.batch, s.sc)
 	return nil
 }
 

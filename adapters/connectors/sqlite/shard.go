@@ -29,7 +29,8 @@ func (c *Connector) PlanShards(ctx context.Context, req execute.ReadRequest, n i
 		return nil, fmt.Errorf("sqlite: open: %w", err)
 	}
 	defer db.Close()
-	rows, err := db.QueryContext(ctx, "SELECT * FROM (\n"+query+"\n) AS q LIMIT 0")
+	describe := query.Wrap("SELECT * FROM (\n", "\n) AS q LIMIT 0")
+	rows, err := db.QueryContext(ctx, render(describe), args(describe)...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: query: %w", err)
 	}
@@ -44,8 +45,9 @@ func (c *Connector) PlanShards(ctx context.Context, req execute.ReadRequest, n i
 	k := "q." + quote(key)
 	var lo, hi any
 	var other int64
-	err = db.QueryRowContext(ctx, "SELECT MIN("+k+"), MAX("+k+"), COALESCE(SUM(CASE WHEN "+k+" IS NOT NULL AND typeof("+k+
-		") <> 'integer' THEN 1 ELSE 0 END), 0) FROM (\n"+query+"\n) AS q").Scan(&lo, &hi, &other)
+	bounds := query.Wrap("SELECT MIN("+k+"), MAX("+k+"), COALESCE(SUM(CASE WHEN "+k+" IS NOT NULL AND typeof("+k+
+		") <> 'integer' THEN 1 ELSE 0 END), 0) FROM (\n", "\n) AS q")
+	err = db.QueryRowContext(ctx, render(bounds), args(bounds)...).Scan(&lo, &hi, &other)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: read the shard key's bounds: %w", err)
 	}

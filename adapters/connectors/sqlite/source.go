@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/uptrace/bun/driver/sqliteshim"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/sluicehq/sluice/adapters/connectors/internal/pager"
 	"github.com/sluicehq/sluice/adapters/connectors/internal/sqlspec"
 	"github.com/sluicehq/sluice/application/execute"
+	"github.com/sluicehq/sluice/domain/pipeline"
 	"github.com/sluicehq/sluice/domain/state"
 )
 
@@ -69,7 +71,7 @@ func (c *Connector) OpenSource(ctx context.Context, req execute.ReadRequest) (ex
 	}
 	db.SetMaxOpenConns(1)
 	s := &source{db: db, batch: batch}
-	text, args := query, []any(nil)
+	text, binds := render(query), args(query)
 	if inc := req.Incremental; inc != nil {
 		if inc.Cursor == "" {
 			db.Close()
@@ -81,11 +83,11 @@ func (c *Connector) OpenSource(ctx context.Context, req execute.ReadRequest) (ex
 		if inc.After != nil {
 			after = inc.After.Value
 		}
-		text, args = incrementalQuery(query, inc.Cursor, after)
+		text, binds = incrementalQuery(query, inc.Cursor, after)
 	}
 	qctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	stop := context.AfterFunc(ctx, cancel)
-	rows, err := db.QueryContext(qctx, text, args...)
+	rows, err := db.QueryContext(qctx, text, binds...)
 	stop()
 	if err != nil {
 		cancel()
@@ -114,22 +116,37 @@ func (c *Connector) OpenSource(ctx context.Context, req execute.ReadRequest) (ex
 }
 
 // incrementalQuery wraps query so it returns rows past after, ordered by the cursor,
-// with the cursor's raw value appended as an extra last column.
-func incrementalQuery(query, cursorCol string, after any) (string, []any) {
+// with the cursor's raw value appended as an extra last column. The bookmark's argument
+// follows the query's own.
+func incrementalQuery(query pipeline.Statement, cursorCol string, after any) (string, []any) {
 	c := "q." + quote(cursorCol)
-	var b strings.Builder
-	b.WriteString("SELECT q.*, +")
-	b.WriteString(c)
-	b.WriteString(` AS "sluice_cursor__" FROM (`)
-	b.WriteString(query)
-	b.WriteString(") AS q")
-	var args []any
+	suffix := ") AS q"
+	params := args(query)
 	if after != nil {
-		b.WriteString(" WHERE " + c + " > ?")
-		args = append(args, after)
+		suffix += " WHERE " + c + " > ?"
+		params = append(params, after)
 	}
-	b.WriteString(" ORDER BY " + c)
-	return b.String(), args
+	return render(query.Wrap("SELECT q.*, +"+c+` AS "sluice_cursor__" FROM (`, suffix+" ORDER BY "+c)), params
+}
+
+// render writes a statement with SQLite's positional placeholders.
+func render(s pipeline.Statement) string { return s.Render(func(int) string { return "?" }) }
+
+// args are a statement's bind parameters as the driver takes them. Dates and times go
+// as the text SQLite stores them (it has no date type): YYYY-MM-DD and RFC 3339.
+func args(s pipeline.Statement) []any {
+	out := make([]any, len(s.Args))
+	for i, a := range s.Args {
+		switch v := a.(type) {
+		case pipeline.Date:
+			out[i] = v.String()
+		case time.Time:
+			out[i] = v.Format(time.RFC3339Nano)
+		default:
+			out[i] = a
+		}
+	}
+	return out
 }
 
 func (s *source) Next(ctx context.Context) (*execute.Page, error) {

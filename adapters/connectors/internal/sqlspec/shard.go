@@ -55,7 +55,7 @@ func checkShard(c map[string]any, path string) pipeline.Errors {
 	if key == "" {
 		return nil
 	}
-	if q, err := Query(c); err == nil && HasTopLevelLimit(q) {
+	if q, err := Query(c); err == nil && HasTopLevelLimit(Text(q)) {
 		return pipeline.Errors{{Path: pipeline.Join(path, "query"), Message: "a query with a top-level LIMIT cannot be " +
 			"sharded (each shard would apply the limit to its own key range); remove the LIMIT or the shard block"}}
 	}
@@ -64,24 +64,29 @@ func checkShard(c map[string]any, path string) pipeline.Errors {
 
 // ShardRead is the connection_url, the key and the query of a key-range plan, refused with execute.ErrShardKey
 // when the config names no key and with a plain error for a query with a top-level LIMIT.
-func ShardRead(c map[string]any) (url, key, query string, err error) {
+func ShardRead(c map[string]any) (url, key string, query pipeline.Statement, err error) {
 	if url, err = cfg.String(c, "connection_url", ""); err != nil {
-		return "", "", "", err
+		return "", "", query, err
 	}
 	if key, err = ShardKey(c); err != nil {
-		return "", "", "", fmt.Errorf("%w: %w", execute.ErrShardKey, err)
+		return "", "", query, fmt.Errorf("%w: %w", execute.ErrShardKey, err)
 	}
 	if key == "" {
-		return "", "", "", fmt.Errorf("%w: source.config.shard.key is not set: name the integer column of the query "+
+		return "", "", query, fmt.Errorf("%w: source.config.shard.key is not set: name the integer column of the query "+
 			"to split the read by, e.g. shard: {key: id}", execute.ErrShardKey)
 	}
 	if query, err = Query(c); err != nil {
-		return "", "", "", err
+		return "", "", query, err
 	}
-	if HasTopLevelLimit(query) {
-		return "", "", "", errors.New("a query with a top-level LIMIT cannot be sharded; remove the LIMIT or shard: {count}")
+	if HasTopLevelLimit(Text(query)) {
+		return "", "", query, errors.New("a query with a top-level LIMIT cannot be sharded; remove the LIMIT or shard: {count}")
 	}
 	return url, key, query, nil
+}
+
+// Text renders a statement for inspection only (never to run): each bind parameter as ?.
+func Text(s pipeline.Statement) string {
+	return s.Render(func(int) string { return "?" })
 }
 
 // KeyPlan turns the key bounds of a read into a plan of at most n shards: no key at all
@@ -106,27 +111,28 @@ func KeyPlan(lo, hi int64, found bool, n int) []execute.ShardSlice {
 
 // Narrow wraps query so it returns only the rows of req's shard; without a shard it is
 // the query unchanged. quote makes the key an identifier of the dialect. The bounds are
-// integers written into the text, so no placeholder numbering changes.
-func Narrow(query string, c map[string]any, sh *execute.ShardSlice, quote func(string) string) (string, error) {
+// integers the planner computed, written into the text, so the query's own bind
+// parameters keep their order.
+func Narrow(query pipeline.Statement, c map[string]any, sh *execute.ShardSlice, quote func(string) string) (pipeline.Statement, error) {
 	if sh == nil {
 		return query, nil
 	}
 	if sh.Range == nil {
-		return "", errors.New("a SQL source is split by key ranges; this shard has none")
+		return query, errors.New("a SQL source is split by key ranges; this shard has none")
 	}
 	key, err := ShardKey(c)
 	if err == nil && key == "" {
 		err = errors.New("source.config.shard.key is not set")
 	}
 	if err != nil {
-		return "", err
+		return query, err
 	}
 	k := "q." + quote(key)
 	cond := k + " BETWEEN " + strconv.FormatInt(sh.Range.Lo, 10) + " AND " + strconv.FormatInt(sh.Range.Hi, 10)
 	if sh.Range.Nulls {
 		cond = "(" + cond + " OR " + k + " IS NULL)"
 	}
-	return "SELECT * FROM (\n" + query + "\n) AS q WHERE " + cond, nil
+	return query.Wrap("SELECT * FROM (\n", "\n) AS q WHERE "+cond), nil
 }
 
 // KeyIsNotAColumn is the planning error of a shard key the query does not return.

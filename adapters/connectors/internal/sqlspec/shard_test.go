@@ -9,6 +9,7 @@ import (
 
 	"github.com/sluicehq/sluice/adapters/connectors/internal/sqlspec"
 	"github.com/sluicehq/sluice/application/execute"
+	"github.com/sluicehq/sluice/domain/pipeline"
 	"github.com/sluicehq/sluice/domain/shard"
 )
 
@@ -36,20 +37,28 @@ func TestNarrow(t *testing.T) {
 	t.Parallel()
 	quote := func(s string) string { return `"` + s + `"` }
 	c := map[string]any{"shard": map[string]any{"key": "id"}}
-	q, err := sqlspec.Narrow("SELECT * FROM t", c, nil, quote)
+	all := pipeline.NewStatement("SELECT * FROM t")
+	q, err := sqlspec.Narrow(all, c, nil, quote)
 	require.NoError(t, err)
-	require.Equal(t, "SELECT * FROM t", q, "no shard, no change")
+	require.Equal(t, all, q, "no shard, no change")
 
-	q, err = sqlspec.Narrow("SELECT * FROM t", c, &execute.ShardSlice{Index: 0, Count: 2, Range: &shard.Range{Lo: -5, Hi: 9, Nulls: true}}, quote)
+	q, err = sqlspec.Narrow(all, c, &execute.ShardSlice{Index: 0, Count: 2, Range: &shard.Range{Lo: -5, Hi: 9, Nulls: true}}, quote)
 	require.NoError(t, err)
-	require.Equal(t, "SELECT * FROM (\nSELECT * FROM t\n) AS q WHERE (q.\"id\" BETWEEN -5 AND 9 OR q.\"id\" IS NULL)", q)
-	q, err = sqlspec.Narrow("SELECT * FROM t", c, &execute.ShardSlice{Index: 1, Count: 2, Range: &shard.Range{Lo: 10, Hi: 20}}, quote)
+	require.Equal(t, "SELECT * FROM (\nSELECT * FROM t\n) AS q WHERE (q.\"id\" BETWEEN -5 AND 9 OR q.\"id\" IS NULL)", sqlspec.Text(q))
+	q, err = sqlspec.Narrow(all, c, &execute.ShardSlice{Index: 1, Count: 2, Range: &shard.Range{Lo: 10, Hi: 20}}, quote)
 	require.NoError(t, err)
-	require.Equal(t, "SELECT * FROM (\nSELECT * FROM t\n) AS q WHERE q.\"id\" BETWEEN 10 AND 20", q)
+	require.Equal(t, "SELECT * FROM (\nSELECT * FROM t\n) AS q WHERE q.\"id\" BETWEEN 10 AND 20", sqlspec.Text(q))
 
-	_, err = sqlspec.Narrow("SELECT 1", c, &execute.ShardSlice{Index: 1, Count: 2}, quote)
+	// The query's bind parameters keep their values and order inside the wrapper.
+	bound := pipeline.Statement{Text: []string{"SELECT * FROM t WHERE a = ", " AND b = ", ""}, Args: []any{"x", int64(2)}}
+	q, err = sqlspec.Narrow(bound, c, &execute.ShardSlice{Index: 1, Count: 2, Range: &shard.Range{Lo: 10, Hi: 20}}, quote)
+	require.NoError(t, err)
+	require.Equal(t, []any{"x", int64(2)}, q.Args)
+	require.Equal(t, "SELECT * FROM (\nSELECT * FROM t WHERE a = ? AND b = ?\n) AS q WHERE q.\"id\" BETWEEN 10 AND 20", sqlspec.Text(q))
+
+	_, err = sqlspec.Narrow(pipeline.NewStatement("SELECT 1"), c, &execute.ShardSlice{Index: 1, Count: 2}, quote)
 	require.ErrorContains(t, err, "split by key ranges")
-	_, err = sqlspec.Narrow("SELECT 1", map[string]any{}, &execute.ShardSlice{Range: &shard.Range{}}, quote)
+	_, err = sqlspec.Narrow(pipeline.NewStatement("SELECT 1"), map[string]any{}, &execute.ShardSlice{Range: &shard.Range{}}, quote)
 	require.ErrorContains(t, err, "shard.key is not set")
 }
 
@@ -57,7 +66,7 @@ func TestShardRead(t *testing.T) {
 	t.Parallel()
 	url, key, q, err := sqlspec.ShardRead(map[string]any{"connection_url": "x", "query": "SELECT id FROM t;", "shard": map[string]any{"key": "id"}})
 	require.NoError(t, err)
-	require.Equal(t, []string{"x", "id", "SELECT id FROM t"}, []string{url, key, q})
+	require.Equal(t, []string{"x", "id", "SELECT id FROM t"}, []string{url, key, sqlspec.Text(q)})
 
 	refused := map[string]map[string]any{
 		"source.config.shard.key is not set": {"query": "SELECT 1"},

@@ -12,37 +12,43 @@ import (
 
 	"github.com/sluicehq/sluice/adapters/connectors/internal/cfg"
 	"github.com/sluicehq/sluice/application/execute"
+	"github.com/sluicehq/sluice/domain/pipeline"
 )
 
 // Query reads the source's query, trimmed of surrounding space and trailing semicolons
 // (a query is wrapped as a subquery for incremental reads, where a semicolon would end it
-// early).
-func Query(c map[string]any) (string, error) {
-	query, err := cfg.String(c, "query", "")
-	if err != nil {
-		return "", err
+// early). A query whose params were resolved is a pipeline.Statement: its values stay
+// bind parameters on every read path (SPEC §14.2); plain text has none.
+func Query(c map[string]any) (pipeline.Statement, error) {
+	var stmt pipeline.Statement
+	switch v := c[pipeline.KeyQuery].(type) {
+	case pipeline.Statement:
+		stmt = v
+	default:
+		text, err := cfg.String(c, pipeline.KeyQuery, "")
+		if err != nil {
+			return stmt, err
+		}
+		stmt = pipeline.NewStatement(text)
 	}
-	query = strings.TrimRight(strings.TrimSpace(query), "; \t\n")
-	if query == "" {
-		return "", errors.New("config key \"query\" is required")
+	stmt = stmt.Trim()
+	if len(stmt.Args) == 0 && stmt.Text[0] == "" {
+		return stmt, errors.New("config key \"query\" is required")
 	}
-	return query, nil
+	return stmt, nil
 }
 
 // IncrementalQuery wraps query so its rows come ordered by the (quoted) cursor column
 // and, with a placeholder, only those after it. The line breaks keep a trailing comment
-// in query from eating the rest.
-func IncrementalQuery(query, quotedCursor, placeholder string) string {
+// in query from eating the rest. The placeholder follows the query's own bind
+// parameters, so its argument goes last.
+func IncrementalQuery(query pipeline.Statement, quotedCursor, placeholder string) pipeline.Statement {
 	c := "q." + quotedCursor
-	var b strings.Builder
-	b.WriteString("SELECT * FROM (\n")
-	b.WriteString(query)
-	b.WriteString("\n) AS q")
+	suffix := "\n) AS q"
 	if placeholder != "" {
-		b.WriteString(" WHERE " + c + " > " + placeholder)
+		suffix += " WHERE " + c + " > " + placeholder
 	}
-	b.WriteString(" ORDER BY " + c)
-	return b.String()
+	return query.Wrap("SELECT * FROM (\n", suffix+" ORDER BY "+c)
 }
 
 // CursorAt is the index of the cursor column among the query's columns, refused when

@@ -103,8 +103,15 @@ func String(c map[string]any, key, def string) (string, *OptionError) {
 }
 
 // Spec declares a SQL connector: both roles, exactly-once capable as a sink, shardable
-// by key ranges as a source.
+// by key ranges as a source. Its query is SQL of the dialect named like the connector
+// type, so params in it become bind parameters (SPEC §14.2).
 func Spec(typ, description string, fields []pipeline.FieldSpec, check func(pipeline.Role, map[string]any, string) pipeline.Errors) pipeline.Spec {
+	fields = append([]pipeline.FieldSpec(nil), fields...)
+	for i := range fields {
+		if fields[i].Name == pipeline.KeyQuery {
+			fields[i].SQL = pipeline.Dialect(typ)
+		}
+	}
 	return pipeline.Spec{
 		Type:        typ,
 		Roles:       pipeline.RoleBoth,

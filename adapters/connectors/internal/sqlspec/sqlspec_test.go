@@ -107,7 +107,11 @@ func TestQuery(t *testing.T) {
 	t.Parallel()
 	q, err := sqlspec.Query(map[string]any{"query": "  SELECT 1;; \n"})
 	require.NoError(t, err)
-	require.Equal(t, "SELECT 1", q)
+	require.Equal(t, pipeline.NewStatement("SELECT 1"), q)
+	// A resolved query keeps its bind parameters apart; trimming touches only the text.
+	q, err = sqlspec.Query(map[string]any{"query": pipeline.Statement{Text: []string{" SELECT * FROM t WHERE d = ", ";\n"}, Args: []any{"x"}}})
+	require.NoError(t, err)
+	require.Equal(t, pipeline.Statement{Text: []string{"SELECT * FROM t WHERE d = ", ""}, Args: []any{"x"}}, q)
 	_, err = sqlspec.Query(map[string]any{"query": " ; "})
 	require.EqualError(t, err, `config key "query" is required`)
 	_, err = sqlspec.Query(map[string]any{"query": 3})
@@ -117,9 +121,9 @@ func TestQuery(t *testing.T) {
 func TestIncrementalQuery(t *testing.T) {
 	t.Parallel()
 	require.Equal(t, "SELECT * FROM (\nSELECT a FROM t -- c\n) AS q WHERE q.`a` > ? ORDER BY q.`a`",
-		sqlspec.IncrementalQuery("SELECT a FROM t -- c", "`a`", "?"))
+		sqlspec.Text(sqlspec.IncrementalQuery(pipeline.NewStatement("SELECT a FROM t -- c"), "`a`", "?")))
 	require.Equal(t, "SELECT * FROM (\nSELECT a FROM t\n) AS q ORDER BY q.\"a\"",
-		sqlspec.IncrementalQuery("SELECT a FROM t", `"a"`, ""))
+		sqlspec.Text(sqlspec.IncrementalQuery(pipeline.NewStatement("SELECT a FROM t"), `"a"`, "")))
 }
 
 func TestCursorAt(t *testing.T) {
