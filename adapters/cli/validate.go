@@ -41,6 +41,8 @@ func NewValidateCommand(l Local) *cobra.Command {
 		Short: "Check a pipeline config and report every error",
 		Long: "Check a pipeline config short of moving data and report every error with its path.\n" +
 			"--connect also opens the source and the sink (for SQL connectors: connects and logs in).\n" +
+			"A template's ${backfill.start} and ${backfill.end} are checked with the sample window of the\n" +
+			"day before now (a backfill gives each run its own window).\n" +
 			"Exit code 0 when valid, 2 when invalid, 1 when --connect fails.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return l.validate(cmd, args[0], o) },
@@ -63,8 +65,13 @@ func (l Local) validate(cmd *cobra.Command, file string, o validateOptions) erro
 		return l.printed(stderr, ExitUsage, err)
 	}
 	res := validateJSON{Errors: []fieldError{}, Warnings: []string{}}
+	now := l.now()
+	day := now.UTC().Truncate(24 * time.Hour)
 	cfg, err := l.Loader.Load(cmd.Context(), text, execute.LoadOptions{
-		BaseDir: baseDir, Params: values, Logical: l.now(), Zone: time.UTC,
+		BaseDir: baseDir, Params: values, Logical: now, Zone: time.UTC,
+		// A template made for backfills is valid on its own: the directives get a sample
+		// window, so their syntax, place and types are checked like any other.
+		Backfill: &execute.Window{Start: day.Add(-24 * time.Hour), End: day},
 	})
 	switch {
 	case err != nil && !isConfigError(err):

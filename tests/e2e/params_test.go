@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/uptrace/bun/driver/sqliteshim"
 
+	"github.com/sluicehq/sluice/tests/e2e"
 	"github.com/sluicehq/sluice/tests/testdb"
 )
 
@@ -116,7 +117,7 @@ func (w *paramsWorld) sinkText(t *testing.T) string {
 	db, err := sql.Open(sqliteshim.ShimName, w.sinkDB)
 	require.NoError(t, err)
 	defer db.Close()
-	rows, err := db.Query("SELECT * FROM out")
+	rows, err := db.Query("SELECT * FROM out ORDER BY 1")
 	if err != nil {
 		return ""
 	}
@@ -233,4 +234,58 @@ func TestParamRulesThroughTheAPI(t *testing.T) {
 	require.NoError(t, json.Unmarshal(resp, &started))
 	r := w.s.waitStatus(t, started.RunID, "completed", time.Minute)
 	require.Equal(t, int64(1), r.Stats.RowsRead, "a date, a string from the enum and an int limit, all bound")
+}
+
+// TestValidateBackfillTemplate: `sluice validate` accepts a template made for backfills,
+// its window bound unquoted in the query, and refuses the quoted form with the fix.
+func TestValidateBackfillTemplate(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	write := func(name, where string) string {
+		path := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(path, []byte(`version: 1
+name: window
+pipeline:
+  source: {type: sqlite, config: {connection_url: "sqlite:src.db", query: "SELECT * FROM events WHERE `+where+`"}}
+  sink: {type: stdout}
+`), 0o600))
+		return path
+	}
+	ok := e2e.Run(t, e2e.Cmd{Args: []string{"validate", write("ok.yaml", "ts >= ${backfill.start} AND ts < ${backfill.end}")}})
+	require.Equal(t, 0, ok.Code, ok.String())
+	bad := e2e.Run(t, e2e.Cmd{Args: []string{"validate", write("bad.yaml", "ts >= '${backfill.start}'")}})
+	require.Equal(t, 2, bad.Code, bad.String())
+	require.Contains(t, bad.Stderr, "pipeline.source.config.query: ${backfill.start} at line 1, column 35 of the query is inside quotes")
+	require.Contains(t, bad.Stderr, "write ${backfill.start} instead of '${backfill.start}'")
+}
+
+// TestBackfillWindowIsBound: a backfill's window and params reach the SQL query of each
+// run as bind parameters — the stored run keeps the directives, not the values.
+func TestBackfillWindowIsBound(t *testing.T) {
+	t.Parallel()
+	w := newParamsWorld(t, false)
+	code, e := w.register(t, "window", w.template(
+		"SELECT day, v FROM events WHERE day >= date(${backfill.start}) AND day < date(${backfill.end}) AND v <> ${param.day}",
+		"{type: string, required: true}"))
+	require.Equal(t, http.StatusCreated, code, "%+v", e)
+	var bf struct {
+		Runs []struct {
+			RunID string `json:"run_id"`
+		} `json:"runs"`
+	}
+	code = w.s.api(t, "POST", "/v1/backfill", map[string]any{"template": "window", "params": map[string]any{"day": "x' OR 1=1 --"},
+		"from": "2026-01-01T00:00:00Z", "to": "2026-01-03T00:00:00Z", "window": "P1D", "max_active": 2}, &bf)
+	require.Equal(t, http.StatusAccepted, code)
+	require.Len(t, bf.Runs, 2)
+	for _, r := range bf.Runs {
+		done := w.s.waitStatus(t, r.RunID, "completed", time.Minute)
+		require.Equal(t, int64(1), done.Stats.RowsRead, "each window reads its own day")
+		var cfg map[string]any
+		require.Equal(t, http.StatusOK, w.s.api(t, "GET", "/v1/runs/"+r.RunID+"/config", nil, &cfg))
+		raw, err := json.Marshal(cfg)
+		require.NoError(t, err)
+		require.Contains(t, string(raw), "${param.day}", "the stored query keeps its directives")
+		require.NotContains(t, string(raw), "date('2026", "no value was pasted into the query")
+	}
+	require.Equal(t, "2026-01-01|a\n2026-01-02|b\n", w.sinkText(t))
 }
