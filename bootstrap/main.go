@@ -7,6 +7,7 @@ import (
 
 	"github.com/sluicehq/sluice/adapters/cli"
 	"github.com/sluicehq/sluice/adapters/connectors/builtin"
+	"github.com/sluicehq/sluice/examples"
 	"github.com/sluicehq/sluice/domain/secret"
 )
 
@@ -74,5 +75,6 @@ func addClientTools(root *cobra.Command, p *process) {
 		cli.NewContextCommand(p.clientDeps()),
 		cli.NewConnectorsCommand(specs),
 		cli.NewCompletionCommand(),
+		cli.NewInitCommand(examples.Files()),
 	)
 }

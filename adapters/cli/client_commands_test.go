@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -17,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicehq/sluice/adapters/cli"
+	"github.com/sluicehq/sluice/application/execute"
 	"github.com/sluicehq/sluice/domain/pipeline"
 )
 
@@ -300,4 +302,16 @@ func TestEveryCommandHasAnExample(t *testing.T) {
 	}
 	walk(clientRoot(cli.RunsDeps{}))
 	require.Empty(t, missing)
+}
+
+// A refused directive is explained as what it is: resolved on the server, not here.
+func TestDirectiveRefusalSaysItIsResolvedOnTheServer(t *testing.T) {
+	t.Parallel()
+	h := newRunsHarness(t)
+	h.svc.submitErr = fmt.Errorf("pipeline.sink.config.path: ${env:OUT}: %w", execute.ErrDirectiveRefused)
+	code, _, stderr := h.exec(t, nil, "submit", runsConfigFile(t))
+	require.Equal(t, cli.ExitUsage, code, stderr)
+	require.Contains(t, stderr, "directive_refused")
+	require.Contains(t, stderr, "resolved on the server "+h.srv.URL)
+	require.Contains(t, stderr, "not in this shell")
 }

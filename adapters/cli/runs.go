@@ -88,6 +88,11 @@ func (f *runsFlags) apiError(cmd *cobra.Command, what string, err error) error {
 			fmt.Fprintf(stderr, "error: %s%s\n", fe.Message, loc)
 		}
 	}
+	switch ae.Code {
+	case "directive_refused", "path_refused", "host_refused":
+		fmt.Fprintf(stderr, "note: the config is resolved on the server %s: relative paths, ${env:…} and ${file:…} are read "+
+			"in the server's directory and environment, not in this shell\n", f.conn.url)
+	}
 	if ae.Code == "unauthorized" {
 		fmt.Fprintf(stderr, "hint: pass --token (or set SLUICE_TOKEN), add a context with its --token-file, or point --data-dir at the server's data directory\n")
 	}
