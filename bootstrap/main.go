@@ -7,8 +7,8 @@ import (
 
 	"github.com/sluicehq/sluice/adapters/cli"
 	"github.com/sluicehq/sluice/adapters/connectors/builtin"
-	"github.com/sluicehq/sluice/examples"
 	"github.com/sluicehq/sluice/domain/secret"
+	"github.com/sluicehq/sluice/examples"
 )
 
 // process is what every command group shares within one process.
