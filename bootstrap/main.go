@@ -6,7 +6,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sluicehq/sluice/adapters/cli"
+	"github.com/sluicehq/sluice/adapters/connectors/builtin"
 	"github.com/sluicehq/sluice/domain/secret"
+	"github.com/sluicehq/sluice/examples"
 )
 
 // process is what every command group shares within one process.
@@ -39,6 +41,7 @@ func Run(ctx context.Context, args []string, env cli.Env) int {
 		addVault,
 		addTemplates,
 		addSchedule,
+		addClientTools,
 	} {
 		add(root, p)
 	}
@@ -52,6 +55,26 @@ func addVersion(root *cobra.Command, p *process) { root.AddCommand(cli.NewVersio
 
 // addRuns wires the API client commands (`sluice runs …`) and the stdio MCP proxy
 // (`sluice mcp`), which talk to a server the same way.
-func addRuns(root *cobra.Command, _ *process) {
-	root.AddCommand(cli.NewRunsCommand(cli.RunsDeps{}), cli.NewMCPCommand(cli.RunsDeps{}))
+func addRuns(root *cobra.Command, p *process) {
+	root.AddCommand(cli.NewRunsCommand(p.clientDeps()), cli.NewMCPCommand(p.clientDeps()))
+}
+
+// clientDeps is what every command talking to a server shares: where the contexts are.
+func (p *process) clientDeps() cli.RunsDeps {
+	return cli.RunsDeps{ConfigDir: cli.ConfigDir(p.env.Lookup)}
+}
+
+// addClientTools wires the remaining client commands (change requests, audit, cluster
+// status, contexts), the offline connector catalogue, `init` and shell completion.
+func addClientTools(root *cobra.Command, p *process) {
+	specs := builtin.Registry().Specs
+	root.AddCommand(
+		cli.NewChangeRequestsCommand(p.clientDeps()),
+		cli.NewAuditCommand(p.clientDeps()),
+		cli.NewClusterCommand(p.clientDeps()),
+		cli.NewContextCommand(p.clientDeps()),
+		cli.NewConnectorsCommand(specs),
+		cli.NewCompletionCommand(),
+		cli.NewInitCommand(examples.Files()),
+	)
 }

@@ -53,7 +53,7 @@ func addMigrate(root *cobra.Command, p *process) {
 			RunE:  func(cmd *cobra.Command, _ []string) error { return p.migrateStatus(cmd, f) },
 		},
 	)
-	root.AddCommand(cmd)
+	root.AddCommand(cli.EnvAll(cmd))
 }
 
 // target validates the flags and returns the history URL and, for SQLite, its file.

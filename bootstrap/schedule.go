@@ -8,6 +8,6 @@ import (
 
 // addSchedule wires `sluice schedule …` (`next` computes locally; the others call a
 // server) and `sluice backfill`.
-func addSchedule(root *cobra.Command, _ *process) {
-	root.AddCommand(cli.NewScheduleCommand(cli.ScheduleDeps{}), cli.NewBackfillCommand(cli.RunsDeps{}))
+func addSchedule(root *cobra.Command, p *process) {
+	root.AddCommand(cli.NewScheduleCommand(cli.ScheduleDeps{Runs: p.clientDeps()}), cli.NewBackfillCommand(p.clientDeps()))
 }

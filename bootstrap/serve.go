@@ -52,7 +52,7 @@ func addServe(root *cobra.Command, p *process) {
 		RunE: func(cmd *cobra.Command, _ []string) error { return p.serve(cmd, f) },
 	}
 	f.register(cmd.Flags())
-	root.AddCommand(cmd)
+	root.AddCommand(cli.EnvAll(cmd))
 }
 
 func (p *process) serve(cmd *cobra.Command, f *serveFlags) error {
@@ -98,7 +98,26 @@ func (p *process) serve(cmd *cobra.Command, f *serveFlags) error {
 	if err := app.Err(); err != nil {
 		return p.startFailure(err)
 	}
+	// The listener is bound, so a client that finds the file connects (and waits in the
+	// backlog while the graph starts) rather than being refused.
+	announce(s.DataDir, cli.ServerFile{URL: cli.LocalURL(s.Listen), PID: os.Getpid(), InstanceID: id.InstanceID}, log)
+	defer func() {
+		if err := cli.RemoveServerFile(s.DataDir, os.Getpid()); err != nil {
+			log.Warn("could not remove the server file", "error", err.Error())
+		}
+	}()
 	return p.runApp(cmd.Context(), app, member, s, log, fail)
+}
+
+// announce writes <data-dir>/server.json for the CLI on this machine (SPEC §14.7). A
+// data directory that cannot be written is not a reason to refuse serving.
+func announce(dataDir string, sf cli.ServerFile, log *slog.Logger) {
+	path, err := cli.WriteServerFile(dataDir, sf)
+	if err != nil {
+		log.Warn("local clients will need --server: could not write the server file", "error", err.Error())
+		return
+	}
+	log.Info("wrote the server file for local clients", "path", path, "url", sf.URL)
 }
 
 // runApp starts the graph, waits for a signal (or ctx, or a fatal error) and shuts down.

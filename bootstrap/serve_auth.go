@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -92,14 +93,9 @@ func readPrincipals(path string) ([]apihttp.Principal, error) {
 	if err != nil {
 		return nil, fmt.Errorf("invalid value for --auth-config: %w", err)
 	}
-	var entries []principalEntry
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&entries); err != nil {
-		// yaml messages quote the offending line, which may hold a token: keep only
-		// what is not a value.
-		return nil, fmt.Errorf("invalid value for --auth-config: %s is not a YAML or JSON list of {name, token, role, tenant}: %s",
-			path, yamlProblem(err))
+	entries, err := decodePrincipals(data)
+	if err != nil {
+		return nil, fmt.Errorf("invalid value for --auth-config: %s: %w", path, err)
 	}
 	if len(entries) == 0 {
 		return nil, fmt.Errorf("invalid value for --auth-config: %s lists no principals", path)
@@ -123,6 +119,63 @@ func readPrincipals(path string) ([]apihttp.Principal, error) {
 	return out, nil
 }
 
+// principalsFile is the wrapped form of --auth-config, `principals: [...]`, which reads
+// better next to other settings than a bare list.
+type principalsFile struct {
+	Principals []principalEntry `yaml:"principals"`
+}
+
+// decodePrincipals accepts a list of principals or a mapping whose only key is
+// `principals`; any other shape is described in the file's own words (what was found on
+// which line), never as a Go type.
+func decodePrincipals(data []byte) ([]principalEntry, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("not YAML or JSON: %s", yamlProblem(err))
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
+		return nil, errors.New("the file is empty: want a list of principals ({name, token, role, tenant}) or `principals:` with that list")
+	}
+	top := doc.Content[0]
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	var entries []principalEntry
+	switch {
+	case top.Kind == yaml.SequenceNode:
+		if err := dec.Decode(&entries); err != nil {
+			// yaml messages quote the offending line, which may hold a token: keep only
+			// what is not a value.
+			return nil, fmt.Errorf("each principal is {name, token, role, tenant}: %s", yamlProblem(err))
+		}
+	case top.Kind == yaml.MappingNode && hasOnlyKey(top, "principals"):
+		var wrapped principalsFile
+		if err := dec.Decode(&wrapped); err != nil {
+			return nil, fmt.Errorf("`principals:` must be a list of {name, token, role, tenant}: %s", yamlProblem(err))
+		}
+		entries = wrapped.Principals
+	case top.Kind == yaml.MappingNode:
+		return nil, fmt.Errorf("line %d: found a mapping with keys %s; want a list of principals, or `principals:` as the only key",
+			top.Line, strings.Join(mappingKeys(top), ", "))
+	default:
+		return nil, fmt.Errorf("line %d: found a single value; want a list of principals ({name, token, role, tenant}) or `principals:` with that list",
+			top.Line)
+	}
+	return entries, nil
+}
+
+func hasOnlyKey(m *yaml.Node, key string) bool {
+	return len(m.Content) == 2 && m.Content[0].Value == key
+}
+
+// mappingKeys lists the keys of a mapping; keys are names, never secret values.
+func mappingKeys(m *yaml.Node) []string {
+	keys := make([]string, 0, len(m.Content)/2)
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		keys = append(keys, strconv.Quote(m.Content[i].Value))
+	}
+	return keys
+}
+
 // yamlProblem keeps the line numbers and field names of a yaml error, not the values.
 func yamlProblem(err error) string {
 	var te *yaml.TypeError
@@ -132,7 +185,7 @@ func yamlProblem(err error) string {
 			if i := strings.Index(e, " `"); i > 0 {
 				e = e[:i] + " (value not shown)"
 			}
-			parts = append(parts, e)
+			parts = append(parts, inFileWords(e))
 		}
 		return strings.Join(parts, "; ")
 	}
@@ -141,6 +194,39 @@ func yamlProblem(err error) string {
 		return msg[:i] + ": syntax error"
 	}
 	return "syntax error"
+}
+
+// yamlKinds names yaml's tags the way the file shows them.
+var yamlKinds = map[string]string{"!!map": "a mapping", "!!seq": "a list", "!!str": "a string",
+	"!!int": "a number", "!!float": "a number", "!!bool": "a boolean", "!!null": "nothing"}
+
+// inFileWords rewrites yaml's Go-typed messages ("cannot unmarshal !!map into
+// []bootstrap.principalEntry", "field x not found in type bootstrap.principalEntry") into
+// what the file's author sees: what was found, and which key is unknown.
+func inFileWords(e string) string {
+	if head, rest, ok := strings.Cut(e, "cannot unmarshal "); ok {
+		tag, into, _ := strings.Cut(rest, " into ")
+		found := yamlKinds[tag]
+		if found == "" {
+			found = "a value"
+		}
+		want := "a value of another kind"
+		switch {
+		case strings.HasPrefix(into, "[]"):
+			want = "a list"
+		case strings.Contains(into, "."):
+			want = "a mapping {name, token, role, tenant}"
+		case into == "string":
+			want = "a string"
+		}
+		return head + "found " + found + " where " + want + " belongs"
+	}
+	if head, rest, ok := strings.Cut(e, "field "); ok {
+		if name, _, ok := strings.Cut(rest, " not found in type"); ok {
+			return head + "unknown key " + strconv.Quote(name) + " (want name, token, role, tenant)"
+		}
+	}
+	return e
 }
 
 // tokenBytes is the entropy of a generated token.

@@ -91,7 +91,9 @@ func TestServeRefusesBadAuthConfig(t *testing.T) {
 			[]string{"principal 2", "shared"}},
 		{"missing token", "- {name: a, role: admin}\n", []string{"token is required"}},
 		{"bad tenant", "- {name: a, token: s3cret-token-1, role: viewer, tenant: Acme Corp}\n", []string{"tenant"}},
-		{"not a list", "name: a\ntoken: s3cret-token-1\n", []string{"list"}},
+		{"not a list", "name: a\ntoken: s3cret-token-1\n", []string{"list", `line 1: found a mapping with keys "name", "token"`}},
+		{"wrapped, not a list", "principals:\n  name: a\n  token: s3cret-token-1\n", []string{"`principals:` must be a list", "line 2"}},
+		{"a scalar", "s3cret-token-1\n", []string{"line 1: found a single value"}},
 		{"empty", "[]\n", []string{"no principals"}},
 		{"json", `[{"name": "a", "token": "s3cret-token-1", "role": "nobody"}]`, []string{`"nobody"`}},
 	}
@@ -108,6 +110,7 @@ func TestServeRefusesBadAuthConfig(t *testing.T) {
 				require.Contains(t, stderr, w)
 			}
 			require.NotContains(t, stderr, "s3cret-token-1", "tokens never appear in messages")
+			require.NotContains(t, stderr, "principalEntry", "the file's shape is told in its own words, not Go's")
 		})
 	}
 }
@@ -294,6 +297,17 @@ func TestServeAuthConfigRoles(t *testing.T) {
 	require.Equal(t, http.StatusForbidden, code, out)
 	code, out = s.do(t, "POST", "/v1/runs", "operator-token-1", body)
 	require.Equal(t, http.StatusAccepted, code, out)
+	require.Equal(t, 0, s.stop())
+}
+
+// TestServeAuthConfigWrapped: `principals: [...]` is read like the bare list.
+func TestServeAuthConfigWrapped(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "principals.yaml")
+	require.NoError(t, os.WriteFile(path, []byte("principals:\n  - {name: look, token: viewer-token-1, role: viewer}\n"), 0o600))
+	s := startServer(t, nil, "--history", "memory", "--auth-config", path)
+	code, out := s.do(t, "GET", "/v1/runs", "viewer-token-1", "")
+	require.Equal(t, http.StatusOK, code, out)
 	require.Equal(t, 0, s.stop())
 }
 

@@ -52,10 +52,10 @@ func addVault(root *cobra.Command, p *process) {
 	fs.StringVar(&f.dataDir, "data-dir", cli.DefaultDataDir, "data directory of the default history")
 	keys.register(fs)
 	cmd.AddCommand(rewrap)
-	root.AddCommand(cmd)
+	root.AddCommand(cli.EnvAll(cmd))
 }
 
 // addTemplates wires the template client commands (`sluice templates …`).
-func addTemplates(root *cobra.Command, _ *process) {
-	root.AddCommand(cli.NewTemplatesCommand(cli.RunsDeps{}))
+func addTemplates(root *cobra.Command, p *process) {
+	root.AddCommand(cli.NewTemplatesCommand(p.clientDeps()))
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -16,19 +17,50 @@ const EnvPrefix = "SLUICE_"
 // the canonical one), e.g. SLUICE_SERVE_POOLS for --pool.
 const AnnotationEnvAlias = "sluice_env_alias"
 
+// AnnotationEnvAll marks a command whose own flags are settings of a long-lived process
+// (serve, run, migrate), so every one of them reads its SLUICE_* variable. Other commands
+// read only the GlobalFlags from the environment (SPEC §14.7).
+const AnnotationEnvAll = "sluice_env_all"
+
+// EnvAll marks cmd so all its flags read SLUICE_* variables; it returns cmd.
+func EnvAll(cmd *cobra.Command) *cobra.Command {
+	if cmd.Annotations == nil {
+		cmd.Annotations = map[string]string{}
+	}
+	cmd.Annotations[AnnotationEnvAll] = "true"
+	return cmd
+}
+
+// AnnotationEnvRead opts one flag of another command in, when it mirrors a server
+// setting (schedule next's --timezone is serve's --timezone).
+const AnnotationEnvRead = "sluice_env_read"
+
+// readsEnv reports whether flag f of cmd takes a SLUICE_* variable.
+func readsEnv(cmd *cobra.Command, f *pflag.Flag) bool {
+	if slices.Contains(GlobalFlags, f.Name) || f.Annotations[AnnotationEnvRead] != nil {
+		return true
+	}
+	for c := cmd; c != nil; c = c.Parent() {
+		if c.Annotations[AnnotationEnvAll] != "" {
+			return true
+		}
+	}
+	return false
+}
+
 // EnvName is the environment variable of a flag: SLUICE_ + the flag in upper snake case
 // (--lease-ttl-secs → SLUICE_LEASE_TTL_SECS).
 func EnvName(flag string) string {
 	return EnvPrefix + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
 }
 
-// BindEnv gives every flag of fs that was not set on the command line the value of its
-// environment variable. Repeatable flags take a comma list. Every bad value is reported,
-// each naming its flag and variable; the caller exits 2.
-func BindEnv(fs *pflag.FlagSet, lookup func(string) (string, bool)) error {
+// BindEnv gives every flag of fs that was not set on the command line, and that bound
+// accepts, the value of its environment variable. Repeatable flags take a comma list.
+// Every bad value is reported, each naming its flag and variable; the caller exits 2.
+func BindEnv(fs *pflag.FlagSet, lookup func(string) (string, bool), bound func(*pflag.Flag) bool) error {
 	var errs []error
 	fs.VisitAll(func(f *pflag.Flag) {
-		if f.Changed || f.Name == "help" {
+		if f.Changed || f.Name == "help" || !bound(f) {
 			return
 		}
 		name, v, ok := envValue(f, lookup)
@@ -77,7 +109,8 @@ func splitList(v string) []string {
 // environment values too.
 func prepare(root *cobra.Command, lookup func(string) (string, bool)) {
 	walk(root, func(c *cobra.Command) {
-		annotate(c.LocalFlags())
+		annotate(c, c.LocalNonPersistentFlags())
+		annotate(c, c.PersistentFlags())
 		c.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return Usage(err) })
 		if !c.Runnable() {
 			// Left alone so cobra reports `sluice frobnicate` as an unknown command.
@@ -97,7 +130,8 @@ func prepare(root *cobra.Command, lookup func(string) (string, bool)) {
 		pre, preRun := c.PreRunE, c.PreRun
 		c.PreRun = nil
 		c.PreRunE = func(cmd *cobra.Command, a []string) error {
-			if err := BindEnv(cmd.Flags(), lookup); err != nil {
+			bound := func(f *pflag.Flag) bool { return readsEnv(cmd, f) }
+			if err := BindEnv(cmd.Flags(), lookup, bound); err != nil {
 				return Usage(err)
 			}
 			switch {
@@ -111,9 +145,9 @@ func prepare(root *cobra.Command, lookup func(string) (string, bool)) {
 	})
 }
 
-func annotate(fs *pflag.FlagSet) {
+func annotate(c *cobra.Command, fs *pflag.FlagSet) {
 	fs.VisitAll(func(f *pflag.Flag) {
-		if f.Name == "help" || strings.Contains(f.Usage, EnvPrefix) {
+		if f.Name == "help" || strings.Contains(f.Usage, EnvPrefix) || !readsEnv(c, f) {
 			return
 		}
 		f.Usage += " [$" + EnvName(f.Name) + "]"

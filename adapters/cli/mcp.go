@@ -29,15 +29,11 @@ func NewMCPCommand(deps RunsDeps) *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return f.proxyMCP(cmd) },
 	}
-	pf := cmd.Flags()
-	pf.StringVar(&f.server, "server", DefaultServer, "base URL of the sluice server")
-	pf.StringVar(&f.token, "token", "", "API bearer token (default: the "+TokenFile+" file in --data-dir)")
-	pf.StringVar(&f.dataDir, "data-dir", DefaultDataDir, "data directory of the local server, read for its "+TokenFile+" file")
 	return cmd
 }
 
 func (f *runsFlags) proxyMCP(cmd *cobra.Command) error {
-	c, err := f.client()
+	c, err := f.client(cmd)
 	if err != nil {
 		return err
 	}
@@ -49,12 +45,12 @@ func (f *runsFlags) proxyMCP(cmd *cobra.Command) error {
 		httpClient = http.DefaultClient
 	}
 	remote, err := (&sdk.StreamableClientTransport{
-		Endpoint:             strings.TrimRight(f.server, "/") + "/mcp",
+		Endpoint:             strings.TrimRight(c.BaseURL, "/") + "/mcp",
 		HTTPClient:           &http.Client{Transport: bearerTransport{token: c.Token, next: httpClient.Transport}},
 		DisableStandaloneSSE: true, // the server keeps no sessions, so it has nothing to push
 	}).Connect(ctx)
 	if err != nil {
-		return fmt.Errorf("connect to %s/mcp: %w", f.server, err)
+		return fmt.Errorf("connect to %s/mcp (from %s): %w", c.BaseURL, f.conn.from, err)
 	}
 	defer remote.Close()
 	local, err := (&sdk.IOTransport{Reader: io.NopCloser(cmd.InOrStdin()), Writer: nopWriteCloser{cmd.OutOrStdout()}}).Connect(ctx)
@@ -62,7 +58,7 @@ func (f *runsFlags) proxyMCP(cmd *cobra.Command) error {
 		return fmt.Errorf("open stdio: %w", err)
 	}
 	defer local.Close()
-	log.Info("relaying MCP on stdio", "server", f.server)
+	log.Info("relaying MCP on stdio", "server", c.BaseURL)
 
 	done := make(chan error, 2)
 	go func() { done <- relayUp(ctx, local, remote, log) }()

@@ -15,6 +15,7 @@ const (
 	ExitOK      = 0
 	ExitFailure = 1 // the pipeline (or the operation) failed
 	ExitUsage   = 2 // a config error, a bad flag or a bad argument
+	// ExitProposed (3), ExitWaitTimeout (4) and ExitInterrupted (130): see wait.go.
 )
 
 // ExitError carries the exit code a command wants. Printed says the command already wrote
@@ -74,12 +75,15 @@ func NewRoot(info Info) *cobra.Command {
 		Use:   "sluice",
 		Short: "sluice moves data: run pipelines once, or serve them over HTTP",
 		Long: "sluice moves data from a source to a sink in pages, saving a bookmark after every\n" +
-			"confirmed page. Every flag can also be set with SLUICE_<FLAG> (e.g. --data-dir → SLUICE_DATA_DIR).",
+			"confirmed page. The global flags (--server, --token, --data-dir, --context, --output) and the\n" +
+			"flags of serve, run and migrate can also be set with SLUICE_<FLAG> (e.g. --data-dir → SLUICE_DATA_DIR);\n" +
+			"the filters of a single call (runs list --pool …) never read the environment.",
 		Version:       info.Version,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 	}
 	root.CompletionOptions.DisableDefaultCmd = true
+	addGlobalFlags(root)
 	return root
 }
 
@@ -94,7 +98,7 @@ func Execute(ctx context.Context, root *cobra.Command, args []string, env Env) i
 	root.SetIn(env.Stdin)
 	root.SetOut(env.Stdout)
 	root.SetErr(env.Stderr)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return ExitOK
 	}
@@ -106,7 +110,10 @@ func Execute(ctx context.Context, root *cobra.Command, args []string, env Env) i
 	if !ee.Printed {
 		fmt.Fprintln(env.Stderr, "error:", ee.Error())
 		if ee.Code == ExitUsage {
-			fmt.Fprintf(env.Stderr, "Run '%s --help' for usage.\n", root.CommandPath())
+			if cmd == nil {
+				cmd = root
+			}
+			fmt.Fprintf(env.Stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())
 		}
 	}
 	return ee.Code

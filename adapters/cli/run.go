@@ -42,6 +42,7 @@ func NewRunCommand(l Local) *cobra.Command {
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return l.run(cmd, args[0], o) },
 	}
+	EnvAll(cmd) // run's flags are its process settings, like serve's
 	f := cmd.Flags()
 	f.StringArrayVar(&o.params, "param", nil, "template param NAME=VALUE (repeatable)")
 	f.BoolVar(&o.quiet, "quiet", false, "show no progress bar and no progress log lines")

@@ -5,11 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"net/http"
-	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -31,58 +27,37 @@ type RunsDeps struct {
 	// HTTP is the client for API calls; nil uses http.DefaultClient. It must not carry a
 	// Timeout, which would cut `logs -f` streams.
 	HTTP *http.Client
-	// PollInterval is how often `submit --wait` asks for the run's status (default 1 s).
-	PollInterval time.Duration
+	// ConfigDir holds the contexts file (see ConfigDir); "" means no contexts.
+	ConfigDir string
+	// Interrupt derives the context a wait ends with on Ctrl-C; nil listens for SIGINT.
+	Interrupt func(context.Context) (context.Context, context.CancelFunc)
 }
 
-// runsFlags are the flags every `runs` subcommand shares.
+// runsFlags are the global flags as a server command sees them, filled by client().
 type runsFlags struct {
 	server  string
 	token   string
 	dataDir string
+	context string
+	output  string
 	json    bool
+	conn    connection
 	deps    RunsDeps
 }
 
 // NewRunsCommand is `sluice runs …`: the API client commands (SPEC §2.11).
 func NewRunsCommand(deps RunsDeps) *cobra.Command {
-	if deps.PollInterval <= 0 {
-		deps.PollInterval = time.Second
-	}
 	f := &runsFlags{deps: deps}
 	cmd := &cobra.Command{
 		Use:   "runs",
 		Short: "Submit, list, inspect, follow and cancel runs on a sluice server",
-		Long: "Talk to a running `sluice serve` over its REST API. The token comes from --token,\n" +
-			"else from the file " + TokenFile + " in --data-dir that serve writes on first start.",
+		Long: "Talk to a running `sluice serve` over its REST API. The server comes from --server, else\n" +
+			"--context (or the current context), else the " + ServerFileName + " a local serve wrote into --data-dir.\n" +
+			"The token comes from --token, else the context's token file, else " + TokenFile + " in --data-dir.",
 	}
-	pf := cmd.PersistentFlags()
-	pf.StringVar(&f.server, "server", DefaultServer, "base URL of the sluice server")
-	pf.StringVar(&f.token, "token", "", "API bearer token (default: the "+TokenFile+" file in --data-dir)")
-	pf.StringVar(&f.dataDir, "data-dir", DefaultDataDir, "data directory of the local server, read for its "+TokenFile+" file")
-	pf.BoolVar(&f.json, "json", false, "print JSON instead of tables")
-	cmd.AddCommand(newRunsSubmit(f), newRunsList(f), newRunsGet(f), newRunsCancel(f), newRunsLogs(f), newRunsDelete(f))
+	cmd.AddCommand(newRunsSubmit(f), newRunsList(f), newRunsGet(f), newRunsCancel(f), newRunsLogs(f), newRunsDelete(f),
+		newRunsWait(f), newRunsRollback(f), newRunsShards(f), newRunsConfig(f))
 	return cmd
-}
-
-// client builds the API client from the shared flags.
-func (f *runsFlags) client() (*client.Client, error) {
-	u, err := url.Parse(f.server)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, Usage(fmt.Errorf("invalid value for --server: %q is not a URL like %s", f.server, DefaultServer))
-	}
-	token := strings.TrimSpace(f.token)
-	if token == "" && f.dataDir != "" {
-		path := filepath.Join(f.dataDir, TokenFile)
-		b, err := os.ReadFile(path)
-		switch {
-		case err == nil:
-			token = strings.TrimSpace(string(b))
-		case !errors.Is(err, fs.ErrNotExist):
-			return nil, fmt.Errorf("read the token file %s (or pass --token): %w", path, err)
-		}
-	}
-	return &client.Client{BaseURL: f.server, Token: token, HTTP: f.deps.HTTP}, nil
 }
 
 // apiError prints a failed call and returns its exit error: 2 when the request itself was
@@ -96,6 +71,9 @@ func (f *runsFlags) apiError(cmd *cobra.Command, what string, err error) error {
 	var ae *client.Error
 	if !errors.As(err, &ae) {
 		fmt.Fprintf(stderr, "error: %s: %v\n", what, err)
+		if errors.Is(err, client.ErrUnreachable) {
+			fmt.Fprintln(stderr, f.unreachableHint())
+		}
 		return &ExitError{Code: ExitFailure, Err: err, Printed: true}
 	}
 	fmt.Fprintf(stderr, "error: %s: %s\n", what, ae.Error())
@@ -110,8 +88,13 @@ func (f *runsFlags) apiError(cmd *cobra.Command, what string, err error) error {
 			fmt.Fprintf(stderr, "error: %s%s\n", fe.Message, loc)
 		}
 	}
+	switch ae.Code {
+	case "directive_refused", "path_refused", "host_refused":
+		fmt.Fprintf(stderr, "note: the config is resolved on the server %s: relative paths, ${env:…} and ${file:…} are read "+
+			"in the server's directory and environment, not in this shell\n", f.conn.url)
+	}
 	if ae.Code == "unauthorized" {
-		fmt.Fprintf(stderr, "hint: pass --token (or set SLUICE_TOKEN), or point --data-dir at the server's data directory\n")
+		fmt.Fprintf(stderr, "hint: pass --token (or set SLUICE_TOKEN), add a context with its --token-file, or point --data-dir at the server's data directory\n")
 	}
 	code := ExitFailure
 	switch ae.Code {
@@ -126,24 +109,25 @@ func newRunsSubmit(f *runsFlags) *cobra.Command {
 	var (
 		name, pool, idemKey, runKey string
 		labels                      []string
-		timeoutSecs                 int
-		wait                        bool
+		timeout                     durationFlag
+		w                           waitFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "submit FILE",
 		Short: "Submit a pipeline config as a new run",
-		Long: "Submit FILE (- for stdin) to the server. With --wait, follow the run until it ends and\n" +
-			"exit 0 when it completed, 1 when it failed or was cancelled (2 when the config is refused).",
+		Long: "Submit FILE (- for stdin) to the server. The config is resolved on the server: relative\n" +
+			"paths, ${env:…} and ${file:…} are read in the server's directory and environment, not here.\n" +
+			"With --wait, follow the run's log stream until it ends; see `sluice runs wait --help` for exit codes.",
+		Example: `  sluice runs submit orders.yaml
+  sluice runs submit orders.yaml --wait --timeout 10m --label team=data
+  cat orders.yaml | sluice runs submit - --run-key 2026-03-01 -o json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			lbl, err := parseLabelFlags(labels)
 			if err != nil {
 				return err
 			}
-			if timeoutSecs < 0 {
-				return Usage(fmt.Errorf("invalid value for --timeout-secs: %d is negative", timeoutSecs))
-			}
-			c, err := f.client()
+			c, err := f.client(cmd)
 			if err != nil {
 				return err
 			}
@@ -152,18 +136,11 @@ func newRunsSubmit(f *runsFlags) *cobra.Command {
 				return Usage(err)
 			}
 			res, err := c.Submit(cmd.Context(), client.SubmitRequest{Config: string(text), Name: name, Pool: pool,
-				Labels: lbl, IdempotencyKey: idemKey, RunKey: runKey, TimeoutSecs: timeoutSecs})
+				Labels: lbl, IdempotencyKey: idemKey, RunKey: runKey, TimeoutSecs: timeout.seconds()})
 			if err != nil {
 				return f.apiError(cmd, "submit "+args[0], err)
 			}
-			if !wait || res.ChangeRequestID != "" {
-				// A change request has no run to wait for yet.
-				return f.printSubmitted(cmd.OutOrStdout(), res)
-			}
-			if !f.json {
-				fmt.Fprintf(cmd.ErrOrStderr(), "%s; waiting for it to end\n", submittedLine(res))
-			}
-			return f.wait(cmd, c, res.RunID)
+			return f.afterSubmit(cmd, c, res, w)
 		},
 	}
 	fl := cmd.Flags()
@@ -172,14 +149,15 @@ func newRunsSubmit(f *runsFlags) *cobra.Command {
 	fl.StringArrayVar(&labels, "label", nil, "label KEY=VALUE (repeatable)")
 	fl.StringVar(&idemKey, "idempotency-key", "", "resubmitting with the same key answers the first run")
 	fl.StringVar(&runKey, "run-key", "", "unique per pipeline: a second submit answers the existing run")
-	fl.IntVar(&timeoutSecs, "timeout-secs", 0, "fail the run after this many seconds of running (0 = no limit)")
-	fl.BoolVar(&wait, "wait", false, "wait until the run ends; the exit code tells how it ended")
+	timeout.register(fl, "timeout", "timeout-secs", "fail the run after it has run this long, e.g. 10m (0 = no limit)")
+	w.register(fl)
 	return cmd
 }
 
 func submittedLine(res client.SubmitResponse) string {
 	if res.ChangeRequestID != "" {
-		return fmt.Sprintf("proposed change request %s: it runs once another operator approves it", res.ChangeRequestID)
+		return fmt.Sprintf("proposed change request %s: it runs once another operator approves it "+
+			"(see `sluice change-requests get %s`)", res.ChangeRequestID, res.ChangeRequestID)
 	}
 	if res.Replayed {
 		return fmt.Sprintf("run %s already exists (%s)", res.RunID, res.Status)
@@ -188,47 +166,32 @@ func submittedLine(res client.SubmitResponse) string {
 }
 
 func (f *runsFlags) printSubmitted(w io.Writer, res client.SubmitResponse) error {
-	if f.json {
-		return writeJSON(w, res)
+	switch f.output {
+	case OutputJSON, OutputYAML:
+		return f.encode(w, res)
+	case OutputName:
+		name := res.RunID
+		if name == "" {
+			name = res.ChangeRequestID
+		}
+		_, err := fmt.Fprintln(w, name)
+		return err
 	}
 	_, err := fmt.Fprintln(w, submittedLine(res))
 	return err
 }
 
-// wait polls the run until it is terminal and exits like `sluice run`.
-func (f *runsFlags) wait(cmd *cobra.Command, c *client.Client, id string) error {
-	ctx := cmd.Context()
-	for {
-		r, err := c.Get(ctx, id)
-		if err != nil {
-			if errors.Is(err, context.Canceled) {
-				fmt.Fprintf(cmd.ErrOrStderr(), "stopped waiting; run %s goes on on the server\n", id)
-				return &ExitError{Code: ExitFailure, Err: err, Printed: true}
-			}
-			return f.apiError(cmd, "wait for run "+id, err)
-		}
-		if r.Terminal() {
-			return f.finished(cmd, r)
-		}
-		t := time.NewTimer(f.deps.PollInterval)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			fmt.Fprintf(cmd.ErrOrStderr(), "stopped waiting; run %s goes on on the server\n", id)
-			return &ExitError{Code: ExitFailure, Err: ctx.Err(), Printed: true}
-		case <-t.C:
-		}
-	}
-}
-
 // finished reports a terminal run: 0 when it completed, 1 otherwise.
 func (f *runsFlags) finished(cmd *cobra.Command, r client.RunResource) error {
 	out, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
-	if f.json {
-		if err := writeJSON(out, r); err != nil {
+	switch f.output {
+	case OutputJSON, OutputYAML:
+		if err := f.encode(out, r); err != nil {
 			return err
 		}
-	} else {
+	case OutputName:
+		fmt.Fprintln(out, r.RunID)
+	default:
 		line := fmt.Sprintf("%s: run %s: %s", r.Status, r.RunID, statsLine(r.Stats))
 		if r.Error != nil {
 			line = fmt.Sprintf("%s: run %s: %s [%s; %s]", r.Status, r.RunID, r.Error.Message, r.Error.Code, statsLine(r.Stats))

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -24,6 +23,11 @@ func newRunsList(f *runsFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List runs, newest first",
+		Long: "List runs, newest first. Filters are flags only: no SLUICE_* variable sets them, so a\n" +
+			"SLUICE_POOL exported for a server never narrows what you see.",
+		Example: `  sluice runs list
+  sluice runs list --status failed,cancelled --pool gpu -o wide
+  sluice runs list --label team=data -o name | xargs -n1 sluice runs get`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			lbl, err := parseLabelFlags(labels)
 			if err != nil {
@@ -33,7 +37,7 @@ func newRunsList(f *runsFlags) *cobra.Command {
 				return Usage(fmt.Errorf("invalid value for --limit: %d (want 1 to 500)", o.Limit))
 			}
 			o.Labels = lbl
-			c, err := f.client()
+			c, err := f.client(cmd)
 			if err != nil {
 				return err
 			}
@@ -41,14 +45,7 @@ func newRunsList(f *runsFlags) *cobra.Command {
 			if err != nil {
 				return f.apiError(cmd, "list runs", err)
 			}
-			if f.json {
-				return writeJSON(cmd.OutOrStdout(), page)
-			}
-			printRunTable(cmd.OutOrStdout(), page.Runs)
-			if page.NextCursor != nil {
-				fmt.Fprintf(cmd.ErrOrStderr(), "more runs: add --cursor %s\n", *page.NextCursor)
-			}
-			return nil
+			return f.printPage(cmd, runsView(page.Runs, page), "runs", page.NextCursor)
 		},
 	}
 	fl := cmd.Flags()
@@ -62,13 +59,37 @@ func newRunsList(f *runsFlags) *cobra.Command {
 	return cmd
 }
 
-func printRunTable(w io.Writer, list []client.RunResource) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "RUN ID\tNAME\tSTATUS\tPOOL\tCREATED\tROWS WRITTEN")
+// runsView prints runs; v is what json and yaml show (the page, with its cursor).
+func runsView(list []client.RunResource, v any) view {
+	names := make([]string, 0, len(list))
 	for _, r := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\n", r.RunID, r.Name, r.Status, r.Pool, showTime(r.CreatedAt), r.Stats.RowsWritten)
+		names = append(names, r.RunID)
 	}
-	_ = tw.Flush()
+	return view{v: v, names: names, table: func(w io.Writer, wide bool) error {
+		g := grid{header: []string{"RUN ID", "NAME", "STATUS", "POOL", "CREATED", "ROWS WRITTEN"},
+			wideHeader: []string{"TRIGGER", "ATTEMPT", "OWNER", "FINISHED", "LABELS", "ERROR"}}
+		for _, r := range list {
+			owner, errCode := "-", "-"
+			if r.Owner != nil {
+				owner = r.Owner.InstanceID
+			}
+			if r.Error != nil {
+				errCode = r.Error.Code
+			}
+			g.add([]string{r.RunID, r.Name, r.Status, r.Pool, showTime(r.CreatedAt), fmt.Sprint(r.Stats.RowsWritten)},
+				r.TriggerKind, fmt.Sprintf("%d/%d", r.Attempt, r.MaxAttempts), owner, showTime(r.FinishedAt),
+				orDash(labelText(r.Labels)), errCode)
+		}
+		return g.write(w, wide)
+	}}
+}
+
+func labelText(labels map[string]string) string {
+	pairs := make([]string, 0, len(labels))
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
+		pairs = append(pairs, k+"="+labels[k])
+	}
+	return strings.Join(pairs, ",")
 }
 
 func showTime(t *time.Time) string {
@@ -82,9 +103,11 @@ func newRunsGet(f *runsFlags) *cobra.Command {
 	return &cobra.Command{
 		Use:   "get ID",
 		Short: "Show one run",
-		Args:  cobra.ExactArgs(1),
+		Example: `  sluice runs get 01J9Z3K6V4N8Q2R5T7W9Y1B3D5
+  sluice runs get 01J9Z3K6V4N8Q2R5T7W9Y1B3D5 -o yaml`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.client()
+			c, err := f.client(cmd)
 			if err != nil {
 				return err
 			}
@@ -92,16 +115,19 @@ func newRunsGet(f *runsFlags) *cobra.Command {
 			if err != nil {
 				return f.apiError(cmd, "get run "+args[0], err)
 			}
-			if f.json {
-				return writeJSON(cmd.OutOrStdout(), r)
-			}
-			printRun(cmd.OutOrStdout(), r)
-			return nil
+			return f.print(cmd.OutOrStdout(), runView(r))
 		},
 	}
 }
 
-func printRun(w io.Writer, r client.RunResource) {
+func runView(r client.RunResource) view {
+	return view{v: r, names: []string{r.RunID}, table: func(w io.Writer, wide bool) error {
+		printRun(w, r, wide)
+		return nil
+	}}
+}
+
+func printRun(w io.Writer, r client.RunResource, wide bool) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	row := func(k, v string) { fmt.Fprintf(tw, "%s:\t%s\n", k, v) }
 	row("run id", r.RunID)
@@ -112,11 +138,7 @@ func printRun(w io.Writer, r client.RunResource) {
 		row("tenant", *r.Tenant)
 	}
 	if len(r.Labels) > 0 {
-		pairs := make([]string, 0, len(r.Labels))
-		for _, k := range slices.Sorted(maps.Keys(r.Labels)) {
-			pairs = append(pairs, k+"="+r.Labels[k])
-		}
-		row("labels", strings.Join(pairs, ", "))
+		row("labels", labelText(r.Labels))
 	}
 	row("trigger", r.TriggerKind)
 	if r.RunKey != nil {
@@ -137,6 +159,13 @@ func printRun(w io.Writer, r client.RunResource) {
 	if r.Template != nil {
 		row("template", fmt.Sprintf("%s v%d", r.Template.ID, r.Template.Version))
 	}
+	if wide {
+		row("claimed", showTime(r.ClaimedAt))
+		for _, a := range r.Attempts {
+			row(fmt.Sprintf("attempt %d", a.N), fmt.Sprintf("%s %s → %s: %s", a.InstanceID, showTime(a.ClaimedAt),
+				showTime(a.EndedAt), orDash(deref(a.Outcome))))
+		}
+	}
 	_ = tw.Flush()
 }
 
@@ -145,12 +174,14 @@ func newRunsCancel(f *runsFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "cancel ID | --run-key KEY",
 		Short: "Cancel a run by id, or by its run key",
-		Args:  cobra.MaximumNArgs(1),
+		Example: `  sluice runs cancel 01J9Z3K6V4N8Q2R5T7W9Y1B3D5
+  sluice runs cancel --run-key 2026-03-01 --name orders`,
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if (len(args) == 1) == (runKey != "") {
 				return Usage(errors.New("give either a run ID or --run-key, not both and not neither"))
 			}
-			c, err := f.client()
+			c, err := f.client(cmd)
 			if err != nil {
 				return err
 			}
@@ -164,8 +195,8 @@ func newRunsCancel(f *runsFlags) *cobra.Command {
 			if err != nil {
 				return f.apiError(cmd, "cancel run "+id, err)
 			}
-			if f.json {
-				return writeJSON(cmd.OutOrStdout(), r)
+			if f.output != OutputTable && f.output != OutputWide {
+				return f.print(cmd.OutOrStdout(), runView(r))
 			}
 			if ended {
 				fmt.Fprintf(cmd.OutOrStdout(), "run %s is %s\n", r.RunID, r.Status)
@@ -206,9 +237,11 @@ func newRunsLogs(f *runsFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "logs ID",
 		Short: "Print a run's log lines; -f follows them until the run ends",
-		Args:  cobra.ExactArgs(1),
+		Example: `  sluice runs logs 01J9Z3K6V4N8Q2R5T7W9Y1B3D5
+  sluice runs logs 01J9Z3K6V4N8Q2R5T7W9Y1B3D5 -f -o json`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.client()
+			c, err := f.client(cmd)
 			if err != nil {
 				return err
 			}
@@ -246,11 +279,17 @@ func newRunsLogs(f *runsFlags) *cobra.Command {
 	return cmd
 }
 
-// printLogLine writes one line: JSON per line with --json, else time, level, message and
-// attributes.
+// printLogLine writes one line: JSON per line with -o json (a YAML document with -o
+// yaml), else time, level, message and attributes.
 func (f *runsFlags) printLogLine(w io.Writer, l client.LogLine) error {
-	if f.json {
+	switch f.output {
+	case OutputJSON:
 		return writeJSON(w, l)
+	case OutputYAML:
+		if _, err := fmt.Fprintln(w, "---"); err != nil {
+			return err
+		}
+		return writeYAML(w, l)
 	}
 	var b strings.Builder
 	b.WriteString(l.At.UTC().Format(time.RFC3339))
@@ -264,28 +303,23 @@ func (f *runsFlags) printLogLine(w io.Writer, l client.LogLine) error {
 
 func newRunsDelete(f *runsFlags) *cobra.Command {
 	return &cobra.Command{
-		Use:   "delete ID",
-		Short: "Delete a terminal run with its logs",
-		Args:  cobra.ExactArgs(1),
+		Use:     "delete ID",
+		Short:   "Delete a terminal run with its logs",
+		Example: `  sluice runs delete 01J9Z3K6V4N8Q2R5T7W9Y1B3D5`,
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.client()
+			c, err := f.client(cmd)
 			if err != nil {
 				return err
 			}
 			if err := c.Delete(cmd.Context(), args[0]); err != nil {
 				return f.apiError(cmd, "delete run "+args[0], err)
 			}
-			if f.json {
-				return writeJSON(cmd.OutOrStdout(), map[string]any{"run_id": args[0], "deleted": true})
+			if f.output == OutputJSON || f.output == OutputYAML {
+				return f.encode(cmd.OutOrStdout(), map[string]any{"run_id": args[0], "deleted": true})
 			}
 			_, err = fmt.Fprintf(cmd.OutOrStdout(), "deleted run %s\n", args[0])
 			return err
 		},
 	}
-}
-
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
 }

@@ -26,13 +26,15 @@ const runsToken = "cli-runs-token"
 
 var runsT0 = time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)
 
-// runsService is a RunService fake: runs in memory, statuses advancing per Get when a
-// script is set.
+// runsService is a RunService fake: runs in memory; r-new's status advances along the
+// script on each read of its logs (as a followed stream reads them), never on Get.
 type runsService struct {
 	mu        sync.Mutex
 	recs      map[string]*runs.Record
-	script    []string // statuses r-new goes through on successive Gets
-	gets      int
+	script    []string // statuses r-new goes through on successive log reads
+	gets      int      // Gets of r-new
+	logReads  int
+	onLogs    func() // called on each read of r-new's logs
 	submitted []runs.SubmitRequest
 	filters   []runs.Filter
 	cancelled []string
@@ -73,11 +75,7 @@ func (s *runsService) Get(_ context.Context, _ runs.Principal, id string) (*runs
 	if !ok {
 		return nil, fmt.Errorf("run %s: %w", id, run.ErrNotFound)
 	}
-	if id == "r-new" && len(s.script) > 0 {
-		r.Status = s.script[min(s.gets, len(s.script)-1)]
-		if r.Status == "failed" {
-			r.ErrorCode, r.ErrorMessage = "pipeline_error", "sink sqlite: page 1: disk full"
-		}
+	if id == "r-new" {
 		s.gets++
 	}
 	cp := *r
@@ -133,7 +131,10 @@ func (s *runsService) Shards(context.Context, runs.Principal, string, string, in
 	return runs.ShardPage{Shards: []runs.ShardRecord{}}, nil
 }
 
-func (s *runsService) Logs(_ context.Context, _ runs.Principal, _ string, after int64, limit int) (runs.LogPage, error) {
+func (s *runsService) Logs(_ context.Context, _ runs.Principal, id string, after int64, limit int) (runs.LogPage, error) {
+	if id == "r-new" && len(s.script) > 0 {
+		return s.advance(after), nil
+	}
 	var lines []runs.LogLine
 	for seq := after + 1; seq <= 3 && len(lines) < min(limit, 2); seq++ {
 		lines = append(lines, runs.LogLine{Seq: seq, At: runsT0, Level: "INFO", Message: fmt.Sprintf("step %d", seq),
@@ -144,6 +145,28 @@ func (s *runsService) Logs(_ context.Context, _ runs.Principal, _ string, after 
 		next = lines[len(lines)-1].Seq
 	}
 	return runs.LogPage{Lines: lines, Next: next, Done: next >= 3}, nil
+}
+
+// advance moves r-new one step along the script; its log is one line per step.
+func (s *runsService) advance(after int64) runs.LogPage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.onLogs != nil {
+		s.onLogs()
+	}
+	r := s.recs["r-new"]
+	r.Status = s.script[min(s.logReads, len(s.script)-1)]
+	s.logReads++
+	if r.Status == "failed" {
+		r.ErrorCode, r.ErrorMessage = "pipeline_error", "sink sqlite: page 1: disk full"
+	}
+	seq := int64(s.logReads)
+	line := runs.LogLine{Seq: seq, At: runsT0, Level: "INFO", Message: "status " + r.Status}
+	done := r.Status == "completed" || r.Status == "failed" || r.Status == "cancelled"
+	if seq <= after {
+		return runs.LogPage{Next: after, Done: done}
+	}
+	return runs.LogPage{Lines: []runs.LogLine{line}, Next: seq, Done: done}
 }
 
 func (s *runsService) Audit(context.Context, runs.Principal, int64, int) ([]runs.AuditEntry, error) {
@@ -170,7 +193,7 @@ func newRunsHarness(t *testing.T) *runsHarness {
 func (h *runsHarness) exec(t *testing.T, env map[string]string, args ...string) (int, string, string) {
 	t.Helper()
 	root := cli.NewRoot(cli.Info{Version: "test"})
-	root.AddCommand(cli.NewRunsCommand(cli.RunsDeps{HTTP: h.srv.Client(), PollInterval: time.Millisecond}))
+	root.AddCommand(cli.NewRunsCommand(cli.RunsDeps{HTTP: h.srv.Client()}))
 	vars := map[string]string{"SLUICE_SERVER": h.srv.URL, "SLUICE_DATA_DIR": h.dataDir}
 	for k, v := range env {
 		vars[k] = v
@@ -232,7 +255,8 @@ func TestRunsSubmitWait(t *testing.T) {
 		require.Equal(t, tc.stdout, out, tc.final)
 		require.Contains(t, stderr, "submitted run r-new (pending); waiting for it to end")
 		require.Contains(t, stderr, tc.stderr)
-		require.Equal(t, 4, h.svc.gets, "polled until terminal")
+		require.Equal(t, 4, h.svc.logReads, "followed the log stream until the run ended")
+		require.LessOrEqual(t, h.svc.gets, 2, "the stream tells the end; the run is read once for its outcome, never polled")
 	}
 	h := newRunsHarness(t)
 	h.svc.script = []string{"running", "completed"}
@@ -411,16 +435,18 @@ func TestRunsHelpNamesEnvironment(t *testing.T) {
 	require.Equal(t, 0, code)
 	require.Contains(t, out, "$SLUICE_SERVER")
 	require.Contains(t, out, "$SLUICE_TOKEN")
-	require.Contains(t, out, "(default \"http://127.0.0.1:8080\")")
+	require.Contains(t, out, "http://127.0.0.1:8080")
+	require.NotContains(t, out, "$SLUICE_POOL", "a filter never reads the environment")
+	require.NotContains(t, out, "$SLUICE_STATUS")
 }
 
 func TestRunsSubmitUnderApprovalPrintsTheChangeRequest(t *testing.T) {
 	t.Parallel()
 	h := newRunsHarness(t)
 	code, out, stderr := h.exec(t, nil, "submit", runsConfigFile(t), "--idempotency-key", "needs-approval", "--wait")
-	require.Equal(t, 0, code, stderr)
-	require.Equal(t, "proposed change request cr-1: it runs once another operator approves it\n", out,
-		"there is no run to wait for yet")
+	require.Equal(t, cli.ExitProposed, code, "a proposed run is neither completed nor failed: exit 3\n"+stderr)
+	require.Equal(t, "proposed change request cr-1: it runs once another operator approves it "+
+		"(see `sluice change-requests get cr-1`)\n", out, "there is no run to wait for yet")
 	code, out, stderr = h.exec(t, nil, "submit", runsConfigFile(t), "--idempotency-key", "needs-approval", "--json")
 	require.Equal(t, 0, code, stderr)
 	require.JSONEq(t, `{"change_request_id": "cr-1", "status": "proposed"}`, out)

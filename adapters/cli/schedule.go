@@ -93,6 +93,9 @@ func newScheduleNext(deps ScheduleDeps) *cobra.Command {
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&o.timezone, "timezone", "UTC", "IANA time zone the expression is read in")
+	// The zone mirrors serve's --timezone, so SLUICE_TIMEZONE set for a server applies;
+	// --from and --count are this call's own and never read the environment.
+	_ = fl.SetAnnotation("timezone", AnnotationEnvRead, []string{"true"})
 	fl.StringVar(&o.from, "from", "", "list instants strictly after this RFC 3339 time (default now)")
 	fl.IntVar(&o.count, "count", 5, fmt.Sprintf("how many instants to list (1 to %d)", MaxPreviewCount))
 	fl.BoolVar(&o.json, "json", false, "print JSON instead of a table")

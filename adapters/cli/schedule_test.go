@@ -59,12 +59,24 @@ func TestScheduleNextJSONAndDefaults(t *testing.T) {
 	require.Equal(t, "2026-11-02T00:00:00Z", p.Instants[0].UTC)
 }
 
+// The zone mirrors serve's --timezone and reads SLUICE_TIMEZONE; --count and --from are
+// this call's own, so SLUICE_COUNT and SLUICE_FROM exported for something else are ignored.
 func TestScheduleNextReadsEnvironment(t *testing.T) {
 	t.Parallel()
-	env := map[string]string{"SLUICE_TIMEZONE": "Asia/Kolkata", "SLUICE_COUNT": "1", "SLUICE_FROM": "2026-06-01T00:00:00Z"}
-	code, stdout, stderr := execSchedule(t, env, "0 9 * * *", "--json")
+	env := map[string]string{"SLUICE_TIMEZONE": "Asia/Kolkata", "SLUICE_COUNT": "1", "SLUICE_FROM": "2020-01-01T00:00:00Z"}
+	code, stdout, stderr := execSchedule(t, env, "0 9 * * *", "--json", "--count", "1", "--from", "2026-06-01T00:00:00Z")
 	require.Equal(t, 0, code, stderr)
 	require.Contains(t, stdout, `"instants":[{"utc":"2026-06-01T03:30:00Z","local":"2026-06-01T09:00:00+05:30","zone":"IST"}]`)
+
+	code, stdout, stderr = execSchedule(t, env, "0 9 * * *", "--json")
+	require.Equal(t, 0, code, stderr)
+	var p struct {
+		From     string `json:"from"`
+		Instants []any  `json:"instants"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &p))
+	require.Len(t, p.Instants, 5, "SLUICE_COUNT is not read")
+	require.NotEqual(t, "2020-01-01T00:00:00Z", p.From, "SLUICE_FROM is not read")
 }
 
 func TestScheduleNextRefuses(t *testing.T) {

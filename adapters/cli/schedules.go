@@ -10,16 +10,6 @@ import (
 	"github.com/sluicehq/sluice/adapters/cli/client"
 )
 
-// serverFlags adds the flags of commands that talk to a server (--server, --token,
-// --data-dir, --json) to cmd, sharing f.
-func serverFlags(cmd *cobra.Command, f *runsFlags) {
-	fl := cmd.Flags()
-	fl.StringVar(&f.server, "server", DefaultServer, "base URL of the sluice server")
-	fl.StringVar(&f.token, "token", "", "API bearer token (default: the "+TokenFile+" file in --data-dir)")
-	fl.StringVar(&f.dataDir, "data-dir", DefaultDataDir, "data directory of the local server, read for its "+TokenFile+" file")
-	fl.BoolVar(&f.json, "json", false, "print JSON instead of tables")
-}
-
 // scheduleServerCommands are `sluice schedule create|list|pause|resume|delete|ticks`.
 func scheduleServerCommands(deps RunsDeps) []*cobra.Command {
 	cmds := []*cobra.Command{newScheduleCreate(deps), newScheduleList(deps), newScheduleTicks(deps)}
@@ -47,7 +37,7 @@ func newScheduleCreate(deps RunsDeps) *cobra.Command {
 			if req.Labels, err = parseLabelFlags(labels); err != nil {
 				return err
 			}
-			c, err := f.client()
+			c, err := f.client(cmd)
 			if err != nil {
 				return err
 			}
@@ -68,18 +58,18 @@ func newScheduleCreate(deps RunsDeps) *cobra.Command {
 	fl.StringArrayVar(&params, "param", nil, "template param NAME=VALUE (repeatable)")
 	fl.StringArrayVar(&labels, "label", nil, "label KEY=VALUE of its runs (repeatable)")
 	fl.StringVar(&req.Pool, "pool", "", "pool its runs execute in")
-	serverFlags(cmd, f)
 	return cmd
 }
 
 func newScheduleList(deps RunsDeps) *cobra.Command {
 	f := &runsFlags{deps: deps}
 	cmd := &cobra.Command{
-		Use:   "list",
-		Short: "List schedules with their last and next tick",
-		Args:  cobra.NoArgs,
+		Use:     "list",
+		Example: "  sluice schedule list\n  sluice schedule list -o json",
+		Short:   "List schedules with their last and next tick",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := f.client()
+			c, err := f.client(cmd)
 			if err != nil {
 				return err
 			}
@@ -90,7 +80,6 @@ func newScheduleList(deps RunsDeps) *cobra.Command {
 			return printSchedules(cmd.OutOrStdout(), f.json, list...)
 		},
 	}
-	serverFlags(cmd, f)
 	return cmd
 }
 
@@ -103,11 +92,12 @@ func newScheduleChange(deps RunsDeps, verb string) *cobra.Command {
 		"delete": "Delete a schedule and its ticks (the runs it created stay)",
 	}[verb]
 	cmd := &cobra.Command{
-		Use:   verb + " ID",
-		Short: short,
-		Args:  cobra.ExactArgs(1),
+		Use:     verb + " ID",
+		Example: "  sluice schedule " + verb + " 01J9Z3K6V4N8Q2R5T7W9Y1B3D5",
+		Short:   short,
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.client()
+			c, err := f.client(cmd)
 			if err != nil {
 				return err
 			}
@@ -125,7 +115,6 @@ func newScheduleChange(deps RunsDeps, verb string) *cobra.Command {
 			return printSchedules(cmd.OutOrStdout(), f.json, sc)
 		},
 	}
-	serverFlags(cmd, f)
 	return cmd
 }
 
@@ -134,11 +123,12 @@ func newScheduleTicks(deps RunsDeps) *cobra.Command {
 	var before string
 	var limit int
 	cmd := &cobra.Command{
-		Use:   "ticks ID",
-		Short: "List a schedule's recorded ticks, newest first",
-		Args:  cobra.ExactArgs(1),
+		Use:     "ticks ID",
+		Example: "  sluice schedule ticks 01J9Z3K6V4N8Q2R5T7W9Y1B3D5 --limit 20",
+		Short:   "List a schedule's recorded ticks, newest first",
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.client()
+			c, err := f.client(cmd)
 			if err != nil {
 				return err
 			}
@@ -166,7 +156,6 @@ func newScheduleTicks(deps RunsDeps) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&before, "before", "", "ticks before this RFC 3339 instant (the next page)")
 	cmd.Flags().IntVar(&limit, "limit", 0, "ticks per page, 1 to 1000 (default 100)")
-	serverFlags(cmd, f)
 	return cmd
 }
 
@@ -219,7 +208,7 @@ func NewBackfillCommand(deps RunsDeps) *cobra.Command {
 			if req.Params, err = parseKeyValues(params, "--param"); err != nil {
 				return err
 			}
-			c, err := f.client()
+			c, err := f.client(cmd)
 			if err != nil {
 				return err
 			}
@@ -248,21 +237,5 @@ func NewBackfillCommand(deps RunsDeps) *cobra.Command {
 	fl.StringArrayVar(&params, "param", nil, "template param NAME=VALUE (repeatable)")
 	fl.StringVar(&req.Pool, "pool", "", "pool its runs execute in")
 	fl.IntVar(&req.MaxActive, "max-active", 0, "runs of the backfill executing at once, 1 to 1000 (default 1)")
-	serverFlags(cmd, f)
 	return cmd
-}
-
-// deref reads an optional string of an answer; null is "".
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }

@@ -1,10 +1,12 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
-	"path/filepath"
+	"io"
 	"strings"
-	"text/tabwriter"
+
+	"gopkg.in/yaml.v3"
 
 	"github.com/spf13/cobra"
 
@@ -17,14 +19,10 @@ func NewTemplatesCommand(deps RunsDeps) *cobra.Command {
 	f := &runsFlags{deps: deps}
 	cmd := &cobra.Command{
 		Use:   "templates",
-		Short: "Register, list and run templates on a sluice server",
+		Short: "Register, list, show, run, fan out and delete templates on a sluice server",
 	}
-	pf := cmd.PersistentFlags()
-	pf.StringVar(&f.server, "server", DefaultServer, "base URL of the sluice server")
-	pf.StringVar(&f.token, "token", "", "API bearer token (default: the "+TokenFile+" file in --data-dir)")
-	pf.StringVar(&f.dataDir, "data-dir", DefaultDataDir, "data directory of the local server, read for its "+TokenFile+" file")
-	pf.BoolVar(&f.json, "json", false, "print JSON instead of tables")
-	cmd.AddCommand(newTemplatesRegister(f), newTemplatesList(f), newTemplatesRun(f))
+	cmd.AddCommand(newTemplatesRegister(f), newTemplatesList(f), newTemplatesRun(f), newTemplatesGet(f),
+		newTemplatesDelete(f), newTemplatesFanout(f))
 	return cmd
 }
 
@@ -35,8 +33,10 @@ func newTemplatesRegister(f *runsFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "register FILE",
 		Short: "Register FILE as a template (re-registering an id makes its next version)",
-		Long: "Register the pipeline config FILE (- for stdin) as a template. The id defaults to the\n" +
-			"file name without its extension; its params block declares what runs may supply.",
+		Long: "Register the pipeline config FILE (- for stdin) as a template. Its id is the config's `name`\n" +
+			"unless --id says otherwise; its params block declares what runs may supply.",
+		Example: `  sluice templates register orders.tpl.yaml
+  sluice templates register orders.tpl.yaml --id orders-eu --tenant acme --pool-override gpu`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			text, _, err := readConfig(args[0], cmd.InOrStdin())
@@ -44,11 +44,9 @@ func newTemplatesRegister(f *runsFlags) *cobra.Command {
 				return Usage(err)
 			}
 			if id == "" {
-				if args[0] == "-" {
-					return Usage(fmt.Errorf("--id is required when the config comes from stdin"))
+				if id, err = configName(text); err != nil {
+					return Usage(fmt.Errorf("%s: %w", args[0], err))
 				}
-				base := filepath.Base(args[0])
-				id = strings.TrimSuffix(base, filepath.Ext(base))
 			}
 			req := client.TemplateRequest{ID: id, Config: string(text), Pool: pool}
 			switch {
@@ -63,7 +61,7 @@ func newTemplatesRegister(f *runsFlags) *cobra.Command {
 			case len(tenants) > 0:
 				req.Tenants = tenants
 			}
-			c, err := f.client()
+			c, err := f.client(cmd)
 			if err != nil {
 				return err
 			}
@@ -71,15 +69,15 @@ func newTemplatesRegister(f *runsFlags) *cobra.Command {
 			if err != nil {
 				return f.apiError(cmd, "register "+args[0], err)
 			}
-			if f.json {
-				return writeJSON(cmd.OutOrStdout(), t)
+			if f.output != OutputTable && f.output != OutputWide {
+				return f.print(cmd.OutOrStdout(), templatesView(t))
 			}
 			_, err = fmt.Fprintf(cmd.OutOrStdout(), "registered template %s version %d\n", t.ID, t.Version)
 			return err
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&id, "id", "", "template id (default: the file name without its extension)")
+	fl.StringVar(&id, "id", "", "template id (default: the config's name)")
 	fl.StringVar(&pool, "pool", "", "the template's pool (default: the config's, then default)")
 	fl.StringSliceVar(&overrides, "pool-override", nil, "pool a run may ask for instead (repeatable)")
 	fl.BoolVar(&anyPool, "any-pool", false, "let runs ask for any pool (pool_override: true)")
@@ -89,11 +87,12 @@ func newTemplatesRegister(f *runsFlags) *cobra.Command {
 
 func newTemplatesList(f *runsFlags) *cobra.Command {
 	return &cobra.Command{
-		Use:   "list",
-		Short: "List templates (newest versions)",
-		Args:  cobra.NoArgs,
+		Use:     "list",
+		Short:   "List templates (newest versions)",
+		Example: "  sluice templates list\n  sluice templates list -o name",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := f.client()
+			c, err := f.client(cmd)
 			if err != nil {
 				return err
 			}
@@ -101,39 +100,122 @@ func newTemplatesList(f *runsFlags) *cobra.Command {
 			if err != nil {
 				return f.apiError(cmd, "list templates", err)
 			}
-			if f.json {
-				return writeJSON(cmd.OutOrStdout(), list)
-			}
-			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "ID\tVERSION\tPARAMS")
-			for _, t := range list {
-				var ps []string
-				for _, p := range t.Params {
-					s := p.Name + ":" + p.Type
-					if p.Secret {
-						s += " (secret)"
-					}
-					if p.Required {
-						s += " (required)"
-					}
-					ps = append(ps, s)
-				}
-				fmt.Fprintf(w, "%s\t%d\t%s\n", t.ID, t.Version, strings.Join(ps, ", "))
-			}
-			return w.Flush()
+			v := templatesView(list...)
+			v.v = map[string]any{"templates": list}
+			return f.print(cmd.OutOrStdout(), v)
 		},
 	}
+}
+
+func newTemplatesGet(f *runsFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:     "get ID",
+		Short:   "Show a template's newest version: its params, pool and tenants",
+		Example: "  sluice templates get orders\n  sluice templates get orders -o yaml",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := f.client(cmd)
+			if err != nil {
+				return err
+			}
+			t, err := c.Template(cmd.Context(), args[0])
+			if err != nil {
+				return f.apiError(cmd, "get template "+args[0], err)
+			}
+			return f.print(cmd.OutOrStdout(), templatesView(t))
+		},
+	}
+}
+
+// templatesView prints templates; one template's json/yaml is the template itself.
+func templatesView(list ...client.Template) view {
+	var v any = list
+	if len(list) == 1 {
+		v = list[0]
+	}
+	names := make([]string, 0, len(list))
+	for _, t := range list {
+		names = append(names, t.ID)
+	}
+	return view{v: v, names: names, table: func(w io.Writer, wide bool) error {
+		g := grid{header: []string{"ID", "VERSION", "PARAMS"}, wideHeader: []string{"POOL", "TENANTS", "CREATED BY", "CREATED"}}
+		for _, t := range list {
+			var ps []string
+			for _, p := range t.Params {
+				s := p.Name + ":" + p.Type
+				if p.Secret {
+					s += " (secret)"
+				}
+				if p.Required {
+					s += " (required)"
+				}
+				ps = append(ps, s)
+			}
+			g.add([]string{t.ID, fmt.Sprint(t.Version), orDash(strings.Join(ps, ", "))},
+				orDash(deref(t.Pool)), orDash(anyText(t.Tenants)), t.CreatedBy, t.CreatedAt)
+		}
+		return g.write(w, wide)
+	}}
+}
+
+// anyText shows "*" or a list of names.
+func anyText(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case []any:
+		parts := make([]string, 0, len(x))
+		for _, p := range x {
+			parts = append(parts, fmt.Sprint(p))
+		}
+		return strings.Join(parts, ",")
+	}
+	return fmt.Sprint(v)
+}
+
+func newTemplatesDelete(f *runsFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:     "delete ID",
+		Short:   "Delete a template with all its versions (its runs stay)",
+		Example: "  sluice templates delete orders",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := f.client(cmd)
+			if err != nil {
+				return err
+			}
+			if err := c.DeleteTemplate(cmd.Context(), args[0]); err != nil {
+				return f.apiError(cmd, "delete template "+args[0], err)
+			}
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "deleted template %s\n", args[0])
+			return err
+		},
+	}
+}
+
+// configName reads the `name` of a pipeline config, the default template id.
+func configName(text []byte) (string, error) {
+	var doc struct {
+		Name string `yaml:"name"`
+	}
+	if err := yaml.Unmarshal(text, &doc); err != nil || strings.TrimSpace(doc.Name) == "" {
+		return "", errors.New("the config has no `name` to use as the template id: add one, or pass --id")
+	}
+	return strings.TrimSpace(doc.Name), nil
 }
 
 func newTemplatesRun(f *runsFlags) *cobra.Command {
 	var params, labels []string
 	var pool, tenant, idemKey, runKey string
-	var wait bool
+	var w waitFlags
 	cmd := &cobra.Command{
 		Use:   "run ID",
 		Short: "Start a run of a template",
-		Long:  "Start a run of template ID with --param NAME=VALUE (repeatable). With --wait, follow it like `runs submit --wait`.",
-		Args:  cobra.ExactArgs(1),
+		Long: "Start a run of template ID with --param NAME=VALUE (repeatable). With --wait, follow it like\n" +
+			"`sluice runs wait` and exit with its exit codes.",
+		Example: `  sluice templates run orders --param day=2026-03-01 --wait
+  sluice templates run orders --tenant acme --param day=2026-03-01 --run-key 2026-03-01`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ps, err := parseKeyValues(params, "--param")
 			if err != nil {
@@ -143,7 +225,7 @@ func newTemplatesRun(f *runsFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			c, err := f.client()
+			c, err := f.client(cmd)
 			if err != nil {
 				return err
 			}
@@ -152,10 +234,7 @@ func newTemplatesRun(f *runsFlags) *cobra.Command {
 			if err != nil {
 				return f.apiError(cmd, "run template "+args[0], err)
 			}
-			if !wait {
-				return f.printSubmitted(cmd.OutOrStdout(), res)
-			}
-			return f.wait(cmd, c, res.RunID)
+			return f.afterSubmit(cmd, c, res, w)
 		},
 	}
 	fl := cmd.Flags()
@@ -165,8 +244,101 @@ func newTemplatesRun(f *runsFlags) *cobra.Command {
 	fl.StringVar(&tenant, "tenant", "", "start it on this tenant's route (tenant principals must)")
 	fl.StringVar(&idemKey, "idempotency-key", "", "resubmitting with the same key answers the first run")
 	fl.StringVar(&runKey, "run-key", "", "unique per pipeline: a second run answers the existing one")
-	fl.BoolVar(&wait, "wait", false, "wait until the run ends; the exit code tells how it ended")
+	w.register(fl)
 	return cmd
+}
+
+func newTemplatesFanout(f *runsFlags) *cobra.Command {
+	var params []string
+	var pool string
+	cmd := &cobra.Command{
+		Use:   "fanout ID --param NAME=V1,V2,…",
+		Short: "Start one run of a template per value of a param, in one request",
+		Long: "Start one run per value: --param region=eu,us,ap makes three runs. Several --param flags\n" +
+			"with lists combine pairwise (all lists must be as long); a single value applies to every run.",
+		Example: `  sluice templates fanout orders --param day=2026-03-01 --param region=eu,us,ap
+  sluice templates fanout orders --param day=2026-03-01,2026-03-02 -o name`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			runs, err := fanoutRuns(params)
+			if err != nil {
+				return err
+			}
+			c, err := f.client(cmd)
+			if err != nil {
+				return err
+			}
+			results, err := c.Fanout(cmd.Context(), args[0], client.FanoutRequest{Runs: runs, Pool: pool})
+			if err != nil {
+				return f.apiError(cmd, "fan out template "+args[0], err)
+			}
+			return f.print(cmd.OutOrStdout(), fanoutView(results))
+		},
+	}
+	cmd.Flags().StringArrayVar(&params, "param", nil, "param NAME=VALUE or NAME=V1,V2,… (repeatable)")
+	cmd.Flags().StringVar(&pool, "pool", "", "pool every run executes in")
+	return cmd
+}
+
+// fanoutRuns expands NAME=V1,V2 flags into one params map per value.
+func fanoutRuns(flags []string) ([]client.FanoutRun, error) {
+	n := 1
+	lists := map[string][]string{}
+	for i, kv := range flags {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, Usage(fmt.Errorf("invalid value for --param (value %d): want NAME=VALUE or NAME=V1,V2", i+1))
+		}
+		vals := strings.Split(v, ",")
+		if len(vals) > 1 {
+			if n > 1 && len(vals) != n {
+				return nil, Usage(fmt.Errorf("invalid value for --param %s: %d values, but another --param has %d", k, len(vals), n))
+			}
+			n = len(vals)
+		}
+		lists[k] = vals
+	}
+	out := make([]client.FanoutRun, n)
+	for i := range out {
+		out[i].Params = map[string]string{}
+		for k, vals := range lists {
+			if len(vals) == 1 {
+				out[i].Params[k] = vals[0]
+			} else {
+				out[i].Params[k] = vals[i]
+			}
+		}
+	}
+	return out, nil
+}
+
+func fanoutView(results []client.FanoutResult) view {
+	names := []string{}
+	for _, r := range results {
+		if r.RunID != "" {
+			names = append(names, r.RunID)
+		} else if r.ChangeRequestID != "" {
+			names = append(names, r.ChangeRequestID)
+		}
+	}
+	return view{v: map[string]any{"runs": results}, names: names, table: func(w io.Writer, _ bool) error {
+		g := grid{header: []string{"#", "RUN ID", "STATUS", "NOTE"}}
+		for i, r := range results {
+			switch {
+			case r.Error != nil:
+				g.add([]string{fmt.Sprint(i + 1), "-", "refused", r.Error.Code + ": " + r.Error.Message})
+			case r.ChangeRequestID != "":
+				g.add([]string{fmt.Sprint(i + 1), "-", "proposed", "change request " + r.ChangeRequestID})
+			default:
+				note := "-"
+				if r.Replayed {
+					note = "already existed"
+				}
+				g.add([]string{fmt.Sprint(i + 1), r.RunID, r.Status, note})
+			}
+		}
+		return g.write(w, false)
+	}}
 }
 
 // parseKeyValues reads NAME=VALUE flags; the error names the flag, never the value

@@ -150,7 +150,8 @@ func TestBindEnv(t *testing.T) {
 		"SLUICE_MAX_RUNS": "9", "SLUICE_NAME": "env", "SLUICE_SERVE_POOLS": "gpu, private",
 		"SLUICE_LABEL": "a=1,b=2", "SLUICE_OK": "",
 	}
-	require.NoError(t, cli.BindEnv(fs, func(k string) (string, bool) { v, o := env[k]; return v, o }))
+	all := func(*pflag.Flag) bool { return true }
+	require.NoError(t, cli.BindEnv(fs, func(k string) (string, bool) { v, o := env[k]; return v, o }, all))
 	require.Equal(t, 9, *n)
 	require.Equal(t, "cli", *set, "the command line wins")
 	require.Equal(t, []string{"gpu", "private"}, *pools, "the alias is read and split on commas")
@@ -162,7 +163,7 @@ func TestBindEnv(t *testing.T) {
 	fs2 := pflag.NewFlagSet("y", pflag.ContinueOnError)
 	fs2.Int("max-runs", 4, "")
 	fs2.Bool("ok", false, "")
-	err := cli.BindEnv(fs2, func(k string) (string, bool) { v, o := env[k]; return v, o })
+	err := cli.BindEnv(fs2, func(k string) (string, bool) { v, o := env[k]; return v, o }, all)
 	require.ErrorContains(t, err, "--max-runs (from SLUICE_MAX_RUNS)")
 	require.ErrorContains(t, err, "--ok (from SLUICE_OK)")
 	require.Len(t, strings.Split(err.Error(), "\n"), 2, "every bad value is reported")
@@ -183,7 +184,7 @@ func TestEnvBoundBeforePreRun(t *testing.T) {
 			cmd.PreRun = hook
 		}
 		root := cli.NewRoot(cli.Info{})
-		root.AddCommand(cmd)
+		root.AddCommand(cli.EnvAll(cmd))
 		var out bytes.Buffer
 		code := cli.Execute(context.Background(), root, []string{"x"}, cli.Env{
 			Lookup: func(k string) (string, bool) { return "gpu", k == "SLUICE_POOL_NAME" },

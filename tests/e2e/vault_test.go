@@ -105,7 +105,7 @@ func TestVaultTemplatesAndTenants(t *testing.T) {
 	tplFile := filepath.Join(dir, "cli-orders.yaml")
 	require.NoError(t, os.WriteFile(tplFile, []byte(strings.Replace(tpl, "/out-", "/cli-", 1)), 0o600))
 	conn := []string{"--server", a.url(), "--token", "admin-token-1"}
-	r := e2e.Run(t, e2e.Cmd{Args: append([]string{"templates", "register", tplFile}, conn...)})
+	r := e2e.Run(t, e2e.Cmd{Args: append([]string{"templates", "register", tplFile, "--id", "cli-orders"}, conn...)})
 	require.Equal(t, 0, r.Code, r.String())
 	require.Contains(t, r.Stdout, "registered template cli-orders version 1")
 	r = e2e.Run(t, e2e.Cmd{Args: append([]string{"templates", "list"}, conn...)})

@@ -22,6 +22,10 @@ type Client struct {
 	HTTP    *http.Client
 }
 
+// ErrUnreachable wraps a failure to connect to (or hear from) the server at all, as
+// opposed to an answer refusing the request.
+var ErrUnreachable = errors.New("cannot reach the server")
+
 // Error is an error answer of the server: its HTTP status and the stable code and message
 // of the body. Transport failures are other errors.
 type Error struct {
@@ -121,7 +125,7 @@ func (c *Client) send(ctx context.Context, method, path string, q url.Values, bo
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, fmt.Errorf("cannot reach the server at %s: %w", redactURL(base.String()), unwrapURLError(err))
+		return nil, fmt.Errorf("%w at %s: %w", ErrUnreachable, redactURL(base.String()), unwrapURLError(err))
 	}
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		return resp, nil

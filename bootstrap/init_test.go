@@ -1,0 +1,38 @@
+package bootstrap_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// `sluice init` writes a project that runs as its README says: the pipeline runs, the
+// template validates, the mistakes are reported, and the principals have fresh tokens.
+func TestInitWritesARunnableProject(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "demo")
+	code, out, stderr := run(t, nil, "init", dir)
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, out, "wrote "+filepath.Join(dir, "orders.yaml"))
+
+	code, out, stderr = run(t, nil, "run", filepath.Join(dir, "orders.yaml"), "--data-dir", filepath.Join(dir, ".sluice"))
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, out, "completed: 8 rows read, 8 written")
+	code, _, stderr = run(t, nil, "validate", filepath.Join(dir, "orders-export.tpl.yaml"), "--param", "day=2026-12-01")
+	require.Equal(t, 0, code, stderr)
+	code, _, stderr = run(t, nil, "validate", filepath.Join(dir, "bad.yaml"))
+	require.Equal(t, 2, code)
+	require.Equal(t, 3, strings.Count(stderr, "error:"), stderr)
+
+	p, err := os.ReadFile(filepath.Join(dir, "principals.yaml"))
+	require.NoError(t, err)
+	require.NotContains(t, string(p), "change-me", "the example tokens are replaced")
+	require.Contains(t, string(p), "principals:")
+
+	code, _, stderr = run(t, nil, "init", dir)
+	require.Equal(t, 2, code, "init never overwrites")
+	require.Contains(t, stderr, "already has")
+}
