@@ -2,6 +2,7 @@ package bootstrap
 
 import (
 	"github.com/spf13/pflag"
+	"log/slog"
 
 	"github.com/sluicehq/sluice/adapters/cli"
 	"github.com/sluicehq/sluice/adapters/store"
@@ -66,6 +67,7 @@ func withVault(s *serveSettings, st *store.Store, d cluster.Deps) cluster.Deps {
 }
 
 // provideTemplates builds the template use-cases over the run service (the one funnel).
-func provideTemplates(s *serveSettings, st *store.Store, loader *execute.Loader, svc *runs.Service) *templates.Service {
-	return templates.New(templates.Deps{Store: st, Runs: svc, Loader: loader, Sealer: runsSealer(s)})
+func provideTemplates(s *serveSettings, st *store.Store, loader *execute.Loader, svc *runs.Service, log *slog.Logger) *templates.Service {
+	return templates.New(templates.Deps{Store: st, Runs: svc, Loader: loader, Sealer: runsSealer(s),
+		Audit: st, Log: log})
 }

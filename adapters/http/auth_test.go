@@ -45,7 +45,7 @@ func TestPermissionTable(t *testing.T) {
 		operatorToken: {ok, ok, ok, ok, ok, ok, ok, ok, ok, ok, f, f},
 		adminToken:    {ok, ok, ok, ok, ok, ok, ok, ok, ok, ok, ok, ok},
 		tenantToken:   {ok, ok, ok, ok, f, f, f, f, f, f, f, f},
-		tenantOpToken: {ok, ok, ok, ok, f, f, f, f, f, f, f, f},
+		tenantOpToken: {ok, ok, ok, ok, f, f, f, f, ok, f, f, f},
 	}
 	for token, statuses := range want {
 		require.Len(t, statuses, len(routes))
@@ -202,16 +202,19 @@ func TestPermissionsForTenantRoutes(t *testing.T) {
 	acmeViewer := runs.Principal{Name: "v", Role: runs.Viewer, Tenant: "acme"}
 	admin := runs.Principal{Name: "root", Role: runs.Admin}
 	viewer := runs.Principal{Name: "vic", Role: runs.Viewer}
-	route := "/v1/tenants/:tenant/runs"
-	// A tenant principal may use its own tenant's routes at any role, never another's.
+	route := "/v1/tenants/:tenant/templates/:id/runs"
+	// A tenant operator runs its own tenant's templates, never another's; a tenant viewer
+	// reads only (SPEC §2.2, §14.1).
 	require.NoError(t, ps(acme, "POST", route, "acme"))
-	require.NoError(t, ps(acmeViewer, "GET", route, "acme"))
+	require.ErrorContains(t, ps(acmeViewer, "POST", route, "acme"), "needs operator")
 	require.Error(t, ps(acme, "POST", route, "globex"))
-	require.Error(t, ps(acmeViewer, "GET", route, "globex"))
-	require.Error(t, ps(runs.Principal{Name: "x", Role: "root", Tenant: "acme"}, "GET", route, "acme"), "an unknown role gets nothing")
-	// Untenanted principals follow the table; tenant routes are not in it yet: admin-only.
+	require.Error(t, ps(acmeViewer, "POST", route, "globex"))
+	require.Error(t, ps(runs.Principal{Name: "x", Role: "root", Tenant: "acme"}, "POST", route, "acme"), "an unknown role gets nothing")
+	// A tenant route missing from the table is admin-only for tenant principals too.
+	require.Error(t, ps(acme, "GET", "/v1/tenants/:tenant/runs", "acme"))
+	// Untenanted principals follow the table.
 	require.NoError(t, ps(admin, "POST", route, "acme"))
-	require.Error(t, ps(viewer, "GET", route, "acme"))
+	require.Error(t, ps(viewer, "POST", route, "acme"))
 	require.Error(t, ps(runs.Principal{Name: "nobody", Role: "superuser"}, "GET", "/v1/runs", ""), "unknown roles get nothing")
 	require.Error(t, ps(viewer, "GET", "/v1/unlisted", ""), "unlisted routes are admin-only")
 	require.NoError(t, ps(admin, "GET", "/v1/unlisted", ""))

@@ -42,6 +42,7 @@ const (
 	codePoolOverrideDenied  = "pool_override_denied"
 	codeVaultKeyRequired    = "vault_key_required"
 	codeSecretParamsRefused = "secret_params_refused"
+	codeSecretMisplaced     = "secret_param_misplaced"
 	codeShardRefused        = "shard_refused"
 	codeStateFormatRefused  = "state_format_refused"
 	codeQueueFull           = "queue_full"
@@ -71,6 +72,7 @@ func Codes() map[string]int {
 		codePoolOverrideDenied:  http.StatusUnprocessableEntity,
 		codeVaultKeyRequired:    http.StatusUnprocessableEntity,
 		codeSecretParamsRefused: http.StatusUnprocessableEntity,
+		codeSecretMisplaced:     http.StatusUnprocessableEntity,
 		codeShardRefused:        http.StatusUnprocessableEntity,
 		codeStateFormatRefused:  http.StatusUnprocessableEntity,
 		codeQueueFull:           http.StatusTooManyRequests,
@@ -100,6 +102,7 @@ func errorTable() []mapping {
 		{runs.ErrRunDeleted, codeRunDeleted},
 		{execute.ErrDirectiveRefused, codeDirectiveRefused},
 		{pipeline.ErrShardRefused, codeShardRefused},
+		{pipeline.ErrSecretParamMisplaced, codeSecretMisplaced},
 		// A supplied param value the declaration refuses (SPEC §14.2); such errors are
 		// config errors too, so this row comes first.
 		{pipeline.ErrInvalidParams, codeInvalidParams},
@@ -120,6 +123,7 @@ func errorTable() []mapping {
 		{secret.ErrUnknownToken, codeInvalidConfig},
 		{secret.ErrTooShort, codeInvalidConfig},
 		{runs.ErrVaultKeyRequired, codeVaultKeyRequired},
+		{runs.ErrSecretParamsRefused, codeSecretParamsRefused},
 		{templates.ErrInUse, codeTemplateInUse},
 		// Schedule settings the domain refuses (the use-cases name the field).
 		{schedule.ErrInvalidCron, codeInvalidBody},
@@ -237,6 +241,11 @@ func details(err error) map[string]any {
 	var oe *pool.OverrideDeniedError
 	if errors.As(err, &oe) {
 		return map[string]any{"pool": oe.Requested, "template_pool": oe.Template, "allowed": nonNil(oe.Allowed)}
+	}
+	var sme *pipeline.SecretMisplacedError
+	if errors.As(err, &sme) {
+		return map[string]any{"errors": []map[string]any{{"path": sme.Path,
+			"message": "secret param " + sme.Param + " may not be used here"}}, "param": sme.Param}
 	}
 	var de *execute.DirectiveRefusedError
 	if errors.As(err, &de) {

@@ -30,7 +30,7 @@ func sentinels() []error {
 	// Every exported sentinel of domain/ and application/ that a request can meet.
 	// cluster.ErrUndeliverable is left out: it only concerns callback delivery.
 	out = append(out, run.ErrNotFound, run.ErrConflict, run.ErrLeaseLost, run.ErrInvalidTransition, run.ErrUnavailable,
-		pipeline.ErrInvalidConfig, pipeline.ErrShardRefused, execute.ErrDirectiveRefused, pool.ErrUnserved, pool.ErrOverrideDenied,
+		pipeline.ErrInvalidConfig, pipeline.ErrShardRefused, pipeline.ErrSecretParamMisplaced, execute.ErrDirectiveRefused, pool.ErrUnserved, pool.ErrOverrideDenied,
 		callback.ErrRefused, shard.ErrInvalidCount, state.ErrFormat,
 		secret.ErrTooShort, secret.ErrTokenInText, secret.ErrUnknownToken,
 		schedule.ErrInvalidCron, schedule.ErrInvalidSchedule)
@@ -80,6 +80,8 @@ func TestErrorTable(t *testing.T) {
 		{pool.Override{Allowed: []string{"a"}}.Check("b", "t"), 422, "pool_override_denied"},
 		{shard.ValidateCount(0), 422, "invalid_config"},
 		{&pipeline.ShardRefusedError{Reasons: []string{"the file sink writes one file"}}, 422, "shard_refused"},
+		{&pipeline.SecretMisplacedError{Param: "token", Path: "name"}, 422, "secret_param_misplaced"},
+		{runs.ErrSecretParamsRefused, 422, "secret_params_refused"},
 		{runs.ErrQueueFull, 429, "queue_full"},
 		{runs.ErrDraining, 503, "draining"},
 		{run.ErrConflict, 409, "conflict"},
@@ -105,7 +107,8 @@ func TestCodesMatchTheSpecList(t *testing.T) {
 		"idempotency_conflict": 409, "run_not_terminal": 409, "template_in_use": 409, "run_deleted": 410,
 		"body_too_large": 413, "invalid_config": 422, "invalid_params": 422, "directive_refused": 422, "pool_unserved": 422,
 		"pool_override_denied": 422, "vault_key_required": 422, "secret_params_refused": 422,
-		"shard_refused": 422, "state_format_refused": 422, "queue_full": 429, "draining": 503,
+		"secret_param_misplaced": 422, // SPEC §14.1
+		"shard_refused":          422, "state_format_refused": 422, "queue_full": 429, "draining": 503,
 		"history_unavailable": 503,
 	}
 	got := sluicehttp.Codes()

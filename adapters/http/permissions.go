@@ -37,12 +37,14 @@ func Permissions() []Permission {
 		// tenant principals never read them.
 		{http.MethodGet, "/v1/runs/:id/config", runs.Operator, false},
 		{http.MethodPost, "/v1/runs", runs.Operator, false},
-		{http.MethodPost, "/v1/runs/:id/cancel", runs.Operator, false},
+		// A tenant operator or admin cancels its own tenant's runs (others are not found).
+		{http.MethodPost, "/v1/runs/:id/cancel", runs.Operator, true},
 		{http.MethodPost, "/v1/runs/:id/rollback", runs.Operator, false},
 		{http.MethodDelete, "/v1/runs/:id", runs.Admin, false},
 		{http.MethodGet, "/v1/audit", runs.Admin, false},
-		{http.MethodGet, "/v1/templates", runs.Viewer, false},
-		{http.MethodGet, "/v1/templates/:id", runs.Viewer, false},
+		// Tenant principals see the templates that list their tenant, never the config.
+		{http.MethodGet, "/v1/templates", runs.Viewer, true},
+		{http.MethodGet, "/v1/templates/:id", runs.Viewer, true},
 		{http.MethodPost, "/v1/templates", runs.Admin, false},
 		{http.MethodDelete, "/v1/templates/:id", runs.Admin, false},
 		{http.MethodPost, "/v1/templates/:id/runs", runs.Operator, false},
@@ -56,8 +58,8 @@ func Permissions() []Permission {
 		{http.MethodPost, "/v1/templates/:id/schedules", runs.Admin, false},
 		{http.MethodPost, "/v1/backfill", runs.Operator, false},
 		{http.MethodDelete, "/v1/schedules/:id", runs.Admin, false},
-		// A tenant principal may use its own tenant's route at any role (the check above);
-		// untenanted principals need operator.
+		// Running is for operators and admins, tenant principals included: a tenant viewer
+		// reads (SPEC §2.2, §14.1).
 		{http.MethodPost, "/v1/tenants/:tenant/templates/:id/runs", runs.Operator, true},
 		{http.MethodGet, "/v1/change-requests", runs.Viewer, false},
 		{http.MethodPost, "/v1/change-requests/:id/approve", runs.Operator, false},
@@ -92,11 +94,7 @@ func (ps permissions) check(p runs.Principal, method, route, tenant string) erro
 		case onTenantRoute && tenant != p.Tenant:
 			return apiErrorf(http.StatusForbidden, codeForbidden,
 				"principal %q belongs to tenant %q and may not use tenant %q's routes", p.Name, p.Tenant, tenant)
-		case onTenantRoute:
-			// SPEC §2.2 gives a tenant principal its own tenant's routes at any role; the
-			// service applies the finer rules.
-			return nil
-		case !rule.Tenant:
+		case !onTenantRoute && !rule.Tenant:
 			return apiErrorf(http.StatusForbidden, codeForbidden,
 				"principal %q belongs to tenant %q and may not call %s %s; use the /v1/tenants/%s/ routes",
 				p.Name, p.Tenant, method, route, p.Tenant)

@@ -2,6 +2,7 @@ package runs
 
 import (
 	"context"
+	"log/slog"
 	"strings"
 )
 
@@ -12,6 +13,24 @@ const (
 	ActionDeleted   = "run.deleted"
 	ActionPurged    = "runs.purged"
 )
+
+// Auditor appends audit entries (SPEC §2.10); the history store implements it. The other
+// use-case packages record their changes through it with WriteAudit.
+type Auditor interface {
+	Audit(ctx context.Context, e AuditEntry) error
+}
+
+// WriteAudit appends e through a (nil records nothing). A failed write does not undo the
+// change it records, which is committed (a retry would repeat it); it is logged instead.
+// Callers never put configs or params in the details: they may carry secrets.
+func WriteAudit(ctx context.Context, a Auditor, log *slog.Logger, e AuditEntry) {
+	if a == nil {
+		return
+	}
+	if err := a.Audit(ctx, e); err != nil {
+		log.ErrorContext(ctx, "audit entry not written", "action", e.Action, "run_id", e.RunID, "error", err.Error())
+	}
+}
 
 // audit appends an entry with its details redacted. A failed audit write does not undo
 // or fail the call it records — the change is already committed and a client retry

@@ -48,12 +48,13 @@ func canRead(p Principal) error {
 	return nil
 }
 
-// canSubmit: a tenant principal only for its own tenant (whatever its role: SPEC §2.2
-// gives tenant principals their tenant routes at any role); others need operator.
+// canSubmit: a tenant principal only for its own tenant and only as operator or admin
+// (SPEC §2.2, §14.1: a tenant viewer reads); others need operator.
 func canSubmit(p Principal, tenant string) error {
 	if p.Tenant != "" {
-		if err := canRead(p); err != nil {
-			return err
+		if rank(p.Role) < rank(Operator) {
+			return fmt.Errorf("%w: running a template of tenant %q needs the operator role; principal %q is %q",
+				ErrForbidden, p.Tenant, p.Name, p.Role)
 		}
 		if tenant != p.Tenant {
 			return fmt.Errorf("%w: tenant principal %q may only submit runs of tenant %q", ErrForbidden, p.Name, p.Tenant)
@@ -61,6 +62,19 @@ func canSubmit(p Principal, tenant string) error {
 		return nil
 	}
 	return need(p, Operator, "submit runs")
+}
+
+// canCancel: a tenant operator or admin may cancel its own tenant's runs (SPEC §2.2; the
+// lookup that follows hides the others); untenanted principals need operator.
+func canCancel(p Principal) error {
+	if p.Tenant != "" {
+		if rank(p.Role) < rank(Operator) {
+			return fmt.Errorf("%w: cancelling runs of tenant %q needs the operator role; principal %q is %q",
+				ErrForbidden, p.Tenant, p.Name, p.Role)
+		}
+		return nil
+	}
+	return need(p, Operator, "cancel runs")
 }
 
 // visible hides another tenant's run from a tenant principal.

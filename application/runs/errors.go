@@ -40,6 +40,13 @@ var (
 	// without pool support could claim the run (pool_unserved, 422). Returned wrapped in a
 	// *PoolsUnsupportedError that names the members.
 	ErrPoolsUnsupported = errors.New("pools unsupported by a live member")
+	// ErrSecretParamsRefused: a request with secret params needs approval
+	// (secret_params_refused, 422, SPEC §7.4). A change request waits days for a
+	// decision; a secret kept that long outside the run that needs it is refused instead:
+	// put the secret in the server's environment (${secret:NAME}) or run without
+	// --require-approval.
+	ErrSecretParamsRefused = errors.New("secret params cannot wait for approval (--require-approval run): " +
+		"reference the secret with ${secret:NAME} or ${env:NAME} in the template instead of passing it as a param")
 )
 
 // Errors lists every exported sentinel of this package, so a transport's error table
@@ -48,7 +55,7 @@ func Errors() []error {
 	return slices.Clone([]error{
 		ErrDraining, ErrQueueFull, ErrIdempotencyConflict, ErrRunDeleted,
 		ErrRunNotTerminal, ErrForbidden, ErrInvalidRequest, ErrCallbackRefused,
-		ErrStateFormatRefused, ErrPoolsUnsupported, ErrVaultKeyRequired,
+		ErrStateFormatRefused, ErrPoolsUnsupported, ErrVaultKeyRequired, ErrSecretParamsRefused,
 	})
 }
 

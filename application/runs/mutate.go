@@ -19,7 +19,7 @@ import (
 // page boundary. A sharded run's pending shards are cancelled at once, so one with no
 // shard running ends there and answers immediate=true.
 func (s *Service) Cancel(ctx context.Context, p Principal, id string) (rec *Record, immediate bool, err error) {
-	if err := need(p, Operator, "cancel runs"); err != nil {
+	if err := canCancel(p); err != nil {
 		return nil, false, err
 	}
 	rec, err = s.lookup(ctx, p, id)

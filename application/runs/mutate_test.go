@@ -151,13 +151,24 @@ func TestCancelRefusals(t *testing.T) {
 	ctx := context.Background()
 	_, _, err := h.svc.Cancel(ctx, viewer, id)
 	require.ErrorIs(t, err, runs.ErrForbidden)
+	// A tenant operator cancels its own tenant's runs only (SPEC §2.2); others are hidden.
 	_, _, err = h.svc.Cancel(ctx, acme, id)
+	require.ErrorIs(t, err, run.ErrNotFound)
+	_, _, err = h.svc.Cancel(ctx, runs.Principal{Name: "acme-viewer", Role: runs.Viewer, Tenant: "acme"}, id)
 	require.ErrorIs(t, err, runs.ErrForbidden)
 	_, _, err = h.svc.Cancel(ctx, operator, "no-such-run")
 	require.ErrorIs(t, err, run.ErrNotFound)
 	got, err := h.store.Get(ctx, id)
 	require.NoError(t, err)
 	require.Equal(t, "pending", got.Status)
+
+	own := req(acme, baseConfig)
+	own.Tenant, own.TriggerKind = "acme", "tenant"
+	ownID := h.submit(t, own).RunID
+	rec, immediate, err := h.svc.Cancel(ctx, acme, ownID)
+	require.NoError(t, err)
+	require.True(t, immediate)
+	require.Equal(t, "cancelled", rec.Status)
 }
 
 func TestDelete(t *testing.T) {

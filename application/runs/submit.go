@@ -46,6 +46,18 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (SubmitResult, 
 	if err := canSubmit(req.Principal, req.Tenant); err != nil {
 		return SubmitResult{}, err
 	}
+	if len(req.Config) == 0 {
+		return SubmitResult{}, invalid("config", "is required: give the pipeline as YAML or JSON text, or as a JSON object")
+	}
+	// Placement is checked first: the refusals of a malformed name would quote the
+	// secret it holds.
+	tree, err := s.deps.Loader.Parse(req.Config)
+	if err != nil {
+		return SubmitResult{}, err
+	}
+	if err := checkSecretPlacement(tree, req); err != nil {
+		return SubmitResult{}, err
+	}
 	if err := checkSubmitFields(req); err != nil {
 		return SubmitResult{}, err
 	}
@@ -85,13 +97,12 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (SubmitResult, 
 		}
 	}
 
-	tree, err := s.deps.Loader.Parse(req.Config)
-	if err != nil {
-		return SubmitResult{}, err // unreachable after a successful load; kept for safety
-	}
 	mat, err := s.materialize(tree, req.Params, req.Backfill)
 	if err != nil {
 		return SubmitResult{}, err
+	}
+	if propose && len(mat.secrets) > 0 {
+		return SubmitResult{}, ErrSecretParamsRefused
 	}
 	if propose {
 		return s.propose(ctx, req, name, poolName)
@@ -224,9 +235,6 @@ func idempotencyScope(req SubmitRequest) string {
 
 // checkSubmitFields checks the request fields that need no config.
 func checkSubmitFields(req SubmitRequest) error {
-	if len(req.Config) == 0 {
-		return invalid("config", "is required: give the pipeline as YAML or JSON text, or as a JSON object")
-	}
 	if _, err := run.ParseTriggerKind(req.TriggerKind); err != nil {
 		return invalid("trigger_kind", err.Error())
 	}

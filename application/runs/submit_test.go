@@ -294,8 +294,12 @@ func TestSubmitTenantPrincipal(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "acme", rec.Tenant)
 
-	// A viewer-role tenant principal may use its tenant routes too (SPEC §2.2).
+	// A tenant viewer reads; running is for tenant operators and admins (SPEC §2.2, §14.1).
 	r.Principal = runs.Principal{Name: "acme-viewer", Role: runs.Viewer, Tenant: "acme"}
+	_, err = h.svc.Submit(context.Background(), r)
+	require.ErrorIs(t, err, runs.ErrForbidden)
+	require.ErrorContains(t, err, "operator")
+	r.Principal = runs.Principal{Name: "acme-admin", Role: runs.Admin, Tenant: "acme"}
 	h.submit(t, r)
 	// An untenanted operator may stamp any tenant (template runs for a tenant).
 	r.Principal = operator
@@ -401,7 +405,7 @@ func TestErrorsListsEverySentinel(t *testing.T) {
 	require.ElementsMatch(t, []error{
 		runs.ErrDraining, runs.ErrQueueFull, runs.ErrIdempotencyConflict, runs.ErrRunDeleted,
 		runs.ErrRunNotTerminal, runs.ErrForbidden, runs.ErrInvalidRequest, runs.ErrCallbackRefused,
-		runs.ErrStateFormatRefused, runs.ErrPoolsUnsupported, runs.ErrVaultKeyRequired,
+		runs.ErrStateFormatRefused, runs.ErrPoolsUnsupported, runs.ErrVaultKeyRequired, runs.ErrSecretParamsRefused,
 	}, errs)
 	errs[0] = nil
 	require.NotNil(t, runs.Errors()[0], "Errors returns a copy")

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strconv"
 	"time"
@@ -25,7 +26,10 @@ type Deps struct {
 	Runs   Submitter
 	Loader *execute.Loader
 	Sealer runs.Sealer
-	Clock  func() time.Time // nil: time.Now
+	// Audit records registrations and deletions; nil records nothing (tests).
+	Audit runs.Auditor
+	Log   *slog.Logger     // nil: discard
+	Clock func() time.Time // nil: time.Now
 }
 
 // Service holds the template use-cases. It is safe for concurrent use.
@@ -35,6 +39,9 @@ type Service struct{ deps Deps }
 func New(deps Deps) *Service {
 	if deps.Clock == nil {
 		deps.Clock = time.Now
+	}
+	if deps.Log == nil {
+		deps.Log = slog.New(slog.DiscardHandler)
 	}
 	return &Service{deps: deps}
 }
@@ -102,6 +109,9 @@ func (s *Service) Register(ctx context.Context, p runs.Principal, req RegisterRe
 	if err := errs.Err(); err != nil {
 		return nil, err
 	}
+	if err := pipeline.CheckSecretPlacement(root); err != nil {
+		return nil, err
+	}
 	t := &Template{
 		ID: req.ID, Config: string(req.Config), Pool: req.Pool, PoolOverride: req.PoolOverride,
 		Tenants: slices.Clone(req.Tenants), AllTenants: req.AllTenants, CreatedBy: p.Name,
@@ -118,10 +128,19 @@ func (s *Service) Register(ctx context.Context, p runs.Principal, req RegisterRe
 	if err := s.deps.Store.AddTemplate(ctx, t); err != nil {
 		return nil, err
 	}
+	d := map[string]any{"template_id": t.ID, "version": t.Version, "all_tenants": t.AllTenants}
+	if len(t.Tenants) > 0 {
+		d["tenants"] = slices.Clone(t.Tenants)
+	}
+	if t.Pool != "" {
+		d["pool"] = t.Pool
+	}
+	s.audit(ctx, p, ActionRegistered, d)
 	return view(t, params), nil
 }
 
-// Get returns the newest version of a template (viewer; not tenant principals).
+// Get returns the newest version of a template (viewer). A tenant principal sees only the
+// templates that list its tenant; another is not found, so ids cannot be probed.
 func (s *Service) Get(ctx context.Context, p runs.Principal, id string) (*View, error) {
 	if err := viewer(p); err != nil {
 		return nil, err
@@ -129,6 +148,9 @@ func (s *Service) Get(ctx context.Context, p runs.Principal, id string) (*View, 
 	t, err := s.deps.Store.LatestTemplate(ctx, id)
 	if err != nil {
 		return nil, err
+	}
+	if !listed(p, t) {
+		return nil, fmt.Errorf("template %s: %w", id, run.ErrNotFound)
 	}
 	return s.view(ctx, t)
 }
@@ -144,6 +166,9 @@ func (s *Service) List(ctx context.Context, p runs.Principal) ([]*View, error) {
 	}
 	out := make([]*View, 0, len(ts))
 	for _, t := range ts {
+		if !listed(p, t) {
+			continue
+		}
 		v, err := s.view(ctx, t)
 		if err != nil {
 			return nil, err
@@ -158,7 +183,11 @@ func (s *Service) Delete(ctx context.Context, p runs.Principal, id string) error
 	if err := admin(p, "delete templates"); err != nil {
 		return err
 	}
-	return s.deps.Store.DeleteTemplate(ctx, id)
+	if err := s.deps.Store.DeleteTemplate(ctx, id); err != nil {
+		return err
+	}
+	s.audit(ctx, p, ActionDeleted, map[string]any{"template_id": id})
+	return nil
 }
 
 // RunRequest is POST /v1/templates/{id}/runs (and the tenant route when Tenant is set).
@@ -328,13 +357,16 @@ func admin(p runs.Principal, what string) error {
 }
 
 func viewer(p runs.Principal) error {
-	switch {
-	case p.Tenant != "":
-		return fmt.Errorf("%w: tenant principal %q may not list templates", runs.ErrForbidden, p.Name)
-	case p.Role != runs.Viewer && p.Role != runs.Operator && p.Role != runs.Admin:
+	if p.Role != runs.Viewer && p.Role != runs.Operator && p.Role != runs.Admin {
 		return fmt.Errorf("%w: principal %q has no role", runs.ErrForbidden, p.Name)
 	}
 	return nil
+}
+
+// listed: a tenant principal reads the templates that list its tenant (SPEC §2.2);
+// untenanted principals read them all.
+func listed(p runs.Principal, t *Template) bool {
+	return p.Tenant == "" || t.AllTenants || slices.Contains(t.Tenants, p.Tenant)
 }
 
 // CheckParams checks, without running anything, that supplied binds to the params the
