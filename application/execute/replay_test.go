@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicehq/sluice/application/execute"
+	"github.com/sluicehq/sluice/domain/state"
 )
 
 // watermarkDB is a fenced sink whose watermark outlives each sink, as a database's
@@ -115,4 +116,19 @@ func TestExactlyOnceStoppedRunIsNotComplete(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, int64(2), stats.RowsWritten)
 	require.Equal(t, ids(1, 6), db.rows())
+}
+
+// An incremental read that another run completed continues after its bookmark: only the
+// run that completed it skips the read.
+func TestExactlyOnceIncrementalNewRunContinues(t *testing.T) {
+	t.Parallel()
+	mark := &state.Bookmark{Cursor: "id", Value: int64(4)}
+	db := &watermarkDB{wm: execute.Watermark{Position: execute.Position{Bookmark: mark, CompletedBy: "run-0"}}}
+	src := &fakeSource{pages: 1, rowsPerPage: 2}
+	ex := &execute.Executor{Registry: &anyRegistry{src: src, snk: db}}
+	stats, err := ex.Run(context.Background(), execute.Job{Config: exactlyOnce(true), StateKey: key, Run: "run-1"})
+	require.NoError(t, err)
+	require.Equal(t, mark, src.request().Incremental.After)
+	require.Equal(t, int64(2), stats.RowsWritten)
+	require.Equal(t, "run-1", db.wm.Position.CompletedBy)
 }

@@ -40,7 +40,9 @@ END $$`, rows, gate, gate))
 
 	history := testdb.Postgres(t)
 	proxy := e2e.NewProxy(t, e2e.ProxyTarget(t, history))
-	cfg := clusterConfig(proxy.URL(t, history), 6)
+	// With a 9 s TTL the cut member stops its runs 6 s after its last renewal: the pages
+	// left after the gate opens have at least 3 s to commit.
+	cfg := clusterConfig(proxy.URL(t, history), 9)
 	cfg.Env = map[string]string{"SRC_URL": src.url, "DST_URL": dst.url}
 	c := e2e.StartCluster(t, 1, cfg, nil)
 	m0 := c.Members[0]
@@ -61,6 +63,7 @@ WHERE locktype = 'advisory' AND NOT granted AND objid::bigint = $1 AND objsubid 
 	m1 := c.Add(t, func(cfg *e2e.MemberConfig) { cfg.History = history })
 
 	proxy.Cut()
+	cut := time.Now()
 	src.exec(t, fmt.Sprintf(`SELECT pg_advisory_unlock(%d)`, gate))
 	// Every row is there and the position went back to zero: the commit of the read's end.
 	require.Eventually(t, func() bool {
@@ -70,6 +73,7 @@ WHERE rows_after = 0 AND (SELECT count(*) FROM dst) = $1`, rows).Scan(&n)
 		return err == nil && n == 1
 	}, 30*time.Second, 5*time.Millisecond, "the sink never committed the end of the read:\n%s", m0.Stderr())
 	m0.Pause(t)
+	t.Logf("the end of the read committed %s after the cut (the outage cutoff is 6 s)", time.Since(cut).Round(time.Millisecond))
 	require.Equal(t, int64(1), dst.int(t, fmt.Sprintf(`SELECT count(*) FROM sluice_watermarks WHERE completed_by = '%s'`, id)),
 		"the watermark records the run that completed the read")
 
