@@ -62,6 +62,7 @@ type serveFlags struct {
 	vault                         vaultFlags
 	mcp                           mcpFlags
 	requireApproval               string
+	confine                       confineFlags
 }
 
 func (f *serveFlags) register(fs *pflag.FlagSet) {
@@ -93,6 +94,7 @@ func (f *serveFlags) register(fs *pflag.FlagSet) {
 	f.vault.register(fs)
 	f.mcp.register(fs)
 	registerApproval(fs, &f.requireApproval)
+	f.confine.register(fs)
 	_ = fs.SetAnnotation("pool", cli.AnnotationEnvAlias, []string{"SLUICE_SERVE_POOLS"})
 }
 
@@ -131,6 +133,8 @@ type serveSettings struct {
 	MCP mcpSettings
 	// RequireApproval is --require-approval run (SPEC §9.5).
 	RequireApproval bool
+	// Confine is --allow-path, --allow-host and the files no connector may open (§14.1).
+	Confine confineSettings
 }
 
 // settings validates every flag and reports all bad values at once, each naming its
@@ -206,6 +210,8 @@ func (f *serveFlags) settings() (*serveSettings, error) {
 		}
 		s.FileDirs = append(s.FileDirs, abs)
 	}
+	confineSet, confineErrs := f.confine.settings(s.DataDir)
+	s.Confine, errs = confineSet, append(errs, confineErrs...)
 	if zone, err := time.LoadLocation(f.timezone); err != nil || f.timezone == "" || strings.EqualFold(f.timezone, "local") {
 		bad("timezone", "%q is not an IANA time zone name such as UTC or Europe/Berlin", f.timezone)
 	} else {

@@ -14,6 +14,7 @@ import (
 	"github.com/sluicehq/sluice/domain/callback"
 	"github.com/sluicehq/sluice/domain/pipeline"
 	"github.com/sluicehq/sluice/domain/pool"
+	"github.com/sluicehq/sluice/domain/reach"
 	"github.com/sluicehq/sluice/domain/run"
 	"github.com/sluicehq/sluice/domain/schedule"
 	"github.com/sluicehq/sluice/domain/secret"
@@ -43,6 +44,9 @@ const (
 	codeSecretParamsRefused = "secret_params_refused"
 	codeShardRefused        = "shard_refused"
 	codeStateFormatRefused  = "state_format_refused"
+	codePathRefused         = reach.CodePathRefused
+	codeHostRefused         = reach.CodeHostRefused
+	codeHistoryRefused      = reach.CodeHistoryRefused
 	codeQueueFull           = "queue_full"
 	codeDraining            = "draining"
 	codeHistoryUnavailable  = "history_unavailable"
@@ -71,6 +75,9 @@ func Codes() map[string]int {
 		codeSecretParamsRefused: http.StatusUnprocessableEntity,
 		codeShardRefused:        http.StatusUnprocessableEntity,
 		codeStateFormatRefused:  http.StatusUnprocessableEntity,
+		codePathRefused:         http.StatusUnprocessableEntity,
+		codeHostRefused:         http.StatusUnprocessableEntity,
+		codeHistoryRefused:      http.StatusUnprocessableEntity,
 		codeQueueFull:           http.StatusTooManyRequests,
 		codeDraining:            http.StatusServiceUnavailable,
 		codeHistoryUnavailable:  http.StatusServiceUnavailable,
@@ -97,6 +104,10 @@ func errorTable() []mapping {
 		{runs.ErrRunNotTerminal, codeRunNotTerminal},
 		{runs.ErrRunDeleted, codeRunDeleted},
 		{execute.ErrDirectiveRefused, codeDirectiveRefused},
+		// Confinement (SPEC §14.1): the history first, as a history file is also a path.
+		{reach.ErrHistoryRefused, codeHistoryRefused},
+		{reach.ErrPathRefused, codePathRefused},
+		{reach.ErrHostRefused, codeHostRefused},
 		{pipeline.ErrShardRefused, codeShardRefused},
 		{pipeline.ErrInvalidConfig, codeInvalidConfig},
 		{pool.ErrUnserved, codePoolUnserved},
@@ -228,6 +239,10 @@ func details(err error) map[string]any {
 	var oe *pool.OverrideDeniedError
 	if errors.As(err, &oe) {
 		return map[string]any{"pool": oe.Requested, "template_pool": oe.Template, "allowed": nonNil(oe.Allowed)}
+	}
+	var re *reach.RefusedError
+	if errors.As(err, &re) {
+		return map[string]any{"errors": []map[string]any{{"path": re.Key, "message": redact(re.Error())}}}
 	}
 	var de *execute.DirectiveRefusedError
 	if errors.As(err, &de) {

@@ -66,7 +66,7 @@ func TestContract(t *testing.T) {
 				Normalize: stored,
 			}
 		},
-		Caps: connector.Capabilities{Incremental: true, Upsert: true, Delete: true, Overwrite: true},
+		Caps: connector.Capabilities{Incremental: true, Upsert: true, Delete: true, Overwrite: true, Reaches: connector.Reaches{Dials: true, Databases: true}},
 	})
 }
 
@@ -110,6 +110,6 @@ func TestContractPerPageSink(t *testing.T) {
 				Normalize: stored,
 			}
 		},
-		Caps: connector.Capabilities{Upsert: true, Delete: true, Overwrite: true},
+		Caps: connector.Capabilities{Upsert: true, Delete: true, Overwrite: true, Reaches: connector.Reaches{Dials: true, Databases: true}},
 	})
 }

@@ -123,6 +123,6 @@ func TestContract(t *testing.T) {
 				Normalize: stored,
 			}
 		},
-		Caps: connector.Capabilities{Incremental: true, Upsert: true, Delete: true, Overwrite: true},
+		Caps: connector.Capabilities{Incremental: true, Upsert: true, Delete: true, Overwrite: true, Reaches: connector.Reaches{Paths: true}},
 	})
 }

@@ -31,6 +31,9 @@ type Capabilities struct {
 	// Upsert, Delete, Overwrite: the sink supports write_mode upsert / delete (with
 	// key: [id]) / overwrite.
 	Upsert, Delete, Overwrite bool
+	// Reaches says what the connector touches through the confinement port; the suite
+	// checks it asks the port for exactly that (SPEC §14.1).
+	Reaches Reaches
 }
 
 // Dataset is a set of rows sharing columns.
@@ -86,4 +89,5 @@ func Run(t *testing.T, h Harness) {
 	if h.NewSink != nil {
 		runSink(t, h)
 	}
+	runReach(t, h)
 }
