@@ -81,7 +81,7 @@ func (f *serveFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.retainSecs, "retain-terminal-runs-secs", DefaultRetainTerminal, "terminal runs older than this are purged with their logs, and schedule ticks but the newest of each schedule")
 	fs.IntVar(&f.idemSecs, "idempotency-retention-secs", DefaultIdemRetention, "how long idempotency keys are kept")
 	fs.StringVar(&f.callbackSecret, "callback-secret", "", "HMAC key signing completion callbacks in X-Sluice-Signature (default: none, unsigned)")
-	fs.StringSliceVar(&f.callbackAllowHosts, "callback-allow-host", nil, "host, address or CIDR that callbacks and fetched URLs may reach despite the metadata/link-local block (repeatable; default: none)")
+	fs.StringSliceVar(&f.callbackAllowHosts, "callback-allow-host", nil, "host, address or CIDR that callbacks may reach despite the metadata/link-local block; connectors follow --allow-host, where the block always holds (repeatable; default: none)")
 	fs.StringSliceVar(&f.fileDirs, "allow-file-dir", nil, "directory ${file:} directives of submitted configs may read (repeatable; default none)")
 	fs.StringVar(&f.timezone, "timezone", "UTC", "IANA zone of run_date, e.g. Europe/Berlin")
 	fs.StringSliceVar(&f.pools, "pool", []string{pool.Default}, "execution pool this server serves (repeatable) [$SLUICE_POOL or $SLUICE_SERVE_POOLS]")

@@ -187,7 +187,7 @@ func paths() obj {
 		"202": jsonBody(ref("SubmitResponse"), "the new run was created"),
 		"200": jsonBody(ref("SubmitResponse"), "an existing run answers; replayed is true"),
 	}, "invalid_body", "body_too_large", "not_found", "invalid_config", "directive_refused", "pool_unserved",
-		"queue_full", "draining", "history_unavailable")
+		"path_refused", "host_refused", "history_refused", "queue_full", "draining", "history_unavailable")
 	rollback["requestBody"] = obj{"required": false, "content": obj{"application/json": obj{"schema": ref("RollbackRequest")}}}
 
 	logs := op("Read a run's persisted log lines, or follow them", []any{idParam(),
