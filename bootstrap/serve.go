@@ -47,7 +47,14 @@ func addServe(root *cobra.Command, p *process) {
 			"executed here. Without --auth-token, --auth-config or --no-auth a token is generated on\n" +
 			"first start into <data-dir>/" + cli.TokenFile + " (mode 0600), where `sluice runs …` finds it.\n" +
 			"SIGTERM or SIGINT drains: running runs get --shutdown-grace-secs to finish, then are\n" +
-			"handed back as pending; a second signal skips the grace.",
+			"handed back as pending; a second signal skips the grace.\n\n" +
+			"Submitted configs are confined: their connectors open files only inside an --allow-path\n" +
+			"directory (default <data-dir>/" + FilesDirName + ", created at start; relative paths resolve\n" +
+			"against the first), never the history, the rest of the data directory, the --auth-config\n" +
+			"or any --*-file file, /proc, /sys or /dev; they dial any host but link-local and cloud\n" +
+			"metadata addresses, or only --allow-host patterns when given; the history database is never\n" +
+			"a target. Refusals are 422 path_refused, host_refused or history_refused at submit, and the\n" +
+			"same run error when a connector opens. For a local setup, `sluice serve --allow-path .`.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return p.serve(cmd, f) },
 	}

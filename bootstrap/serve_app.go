@@ -11,6 +11,7 @@ import (
 
 	"go.uber.org/fx"
 
+	"github.com/sluicehq/sluice/adapters/confine"
 	"github.com/sluicehq/sluice/adapters/connectors"
 	"github.com/sluicehq/sluice/adapters/connectors/builtin"
 	apihttp "github.com/sluicehq/sluice/adapters/http"
@@ -77,6 +78,7 @@ func serveGraph(s *serveSettings, p *process, log *slog.Logger, mlog memberLog, 
 			provideListener,
 			provideView,
 			provideOutbound,
+			provideConfinement,
 			provideRegistry,
 			provideLoader,
 			provideExecutor,
@@ -160,8 +162,10 @@ func provideRegistry(p *process, o *outbound) *connectors.Registry {
 
 func provideLoader(p *process, reg *connectors.Registry) *execute.Loader { return newLoader(p, reg) }
 
-func provideExecutor(reg *connectors.Registry, log memberLog) *execute.Executor {
-	return &execute.Executor{Registry: reg, Log: log.Logger}
+// provideExecutor is the executor of served runs: its connectors reach only what the
+// confinement allows (SPEC §14.1).
+func provideExecutor(reg *connectors.Registry, log memberLog, c *confine.Confinement) *execute.Executor {
+	return &execute.Executor{Registry: reg, Log: log.Logger, Reach: c}
 }
 
 func provideWebhook(lc fx.Lifecycle, s *serveSettings) (*webhook.Sender, error) {
@@ -228,7 +232,7 @@ func provideMember(s *serveSettings, p *process, id identity, log memberLog, st 
 		Loader:        loader,
 		Runner:        exec,
 		State:         st,
-		OpenState:     states.Open,
+		OpenState:     confinedStates(states, exec.Reach),
 		Callbacks:     runs.CallbackPayload,
 		Notifications: notifications(l),
 		PoolTimeouts:  st,
@@ -241,7 +245,7 @@ func provideMember(s *serveSettings, p *process, id identity, log memberLog, st 
 }
 
 func provideRuns(s *serveSettings, p *process, log *slog.Logger, st *store.Store, loader *execute.Loader,
-	m *cluster.Member, d *drainFlag, mt *metrics.Metrics,
+	m *cluster.Member, d *drainFlag, mt *metrics.Metrics, exec *execute.Executor,
 ) (*runs.Service, *approvals.Service, error) {
 	ap, bind := newApprovals(s, st, log)
 	deps := runs.Deps{
@@ -254,6 +258,8 @@ func provideRuns(s *serveSettings, p *process, log *slog.Logger, st *store.Store
 		Sealer:    runsSealer(s),
 		Proposer:  ap,
 		Metrics:   mt,
+		// Literal paths and hosts are refused at submit (SPEC §14.1).
+		Confinement: exec,
 	}
 	if s.Cluster {
 		// Admission reads the live membership: a pool is served while any live,

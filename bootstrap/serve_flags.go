@@ -62,6 +62,7 @@ type serveFlags struct {
 	vault                         vaultFlags
 	mcp                           mcpFlags
 	requireApproval               string
+	confine                       confineFlags
 }
 
 func (f *serveFlags) register(fs *pflag.FlagSet) {
@@ -80,7 +81,7 @@ func (f *serveFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.retainSecs, "retain-terminal-runs-secs", DefaultRetainTerminal, "terminal runs older than this are purged with their logs, and schedule ticks but the newest of each schedule")
 	fs.IntVar(&f.idemSecs, "idempotency-retention-secs", DefaultIdemRetention, "how long idempotency keys are kept")
 	fs.StringVar(&f.callbackSecret, "callback-secret", "", "HMAC key signing completion callbacks in X-Sluice-Signature (default: none, unsigned)")
-	fs.StringSliceVar(&f.callbackAllowHosts, "callback-allow-host", nil, "host, address or CIDR that callbacks and fetched URLs may reach despite the metadata/link-local block (repeatable; default: none)")
+	fs.StringSliceVar(&f.callbackAllowHosts, "callback-allow-host", nil, "host, address or CIDR that callbacks may reach despite the metadata/link-local block; connectors follow --allow-host, where the block always holds (repeatable; default: none)")
 	fs.StringSliceVar(&f.fileDirs, "allow-file-dir", nil, "directory ${file:} directives of submitted configs may read (repeatable; default none)")
 	fs.StringVar(&f.timezone, "timezone", "UTC", "IANA zone of run_date, e.g. Europe/Berlin")
 	fs.StringSliceVar(&f.pools, "pool", []string{pool.Default}, "execution pool this server serves (repeatable) [$SLUICE_POOL or $SLUICE_SERVE_POOLS]")
@@ -93,6 +94,7 @@ func (f *serveFlags) register(fs *pflag.FlagSet) {
 	f.vault.register(fs)
 	f.mcp.register(fs)
 	registerApproval(fs, &f.requireApproval)
+	f.confine.register(fs)
 	_ = fs.SetAnnotation("pool", cli.AnnotationEnvAlias, []string{"SLUICE_SERVE_POOLS"})
 }
 
@@ -131,6 +133,8 @@ type serveSettings struct {
 	MCP mcpSettings
 	// RequireApproval is --require-approval run (SPEC §9.5).
 	RequireApproval bool
+	// Confine is --allow-path, --allow-host and the files no connector may open (§14.1).
+	Confine confineSettings
 }
 
 // settings validates every flag and reports all bad values at once, each naming its
@@ -206,6 +210,8 @@ func (f *serveFlags) settings() (*serveSettings, error) {
 		}
 		s.FileDirs = append(s.FileDirs, abs)
 	}
+	confineSet, confineErrs := f.confine.settings(s.DataDir)
+	s.Confine, errs = confineSet, append(errs, confineErrs...)
 	if zone, err := time.LoadLocation(f.timezone); err != nil || f.timezone == "" || strings.EqualFold(f.timezone, "local") {
 		bad("timezone", "%q is not an IANA time zone name such as UTC or Europe/Berlin", f.timezone)
 	} else {

@@ -14,6 +14,7 @@ import (
 	"github.com/sluicehq/sluice/domain/callback"
 	"github.com/sluicehq/sluice/domain/pipeline"
 	"github.com/sluicehq/sluice/domain/pool"
+	"github.com/sluicehq/sluice/domain/reach"
 	"github.com/sluicehq/sluice/domain/run"
 	"github.com/sluicehq/sluice/domain/schedule"
 	"github.com/sluicehq/sluice/domain/secret"
@@ -45,6 +46,9 @@ const (
 	codeSecretMisplaced     = "secret_param_misplaced"
 	codeShardRefused        = "shard_refused"
 	codeStateFormatRefused  = "state_format_refused"
+	codePathRefused         = reach.CodePathRefused
+	codeHostRefused         = reach.CodeHostRefused
+	codeHistoryRefused      = reach.CodeHistoryRefused
 	codeQueueFull           = "queue_full"
 	codeDraining            = "draining"
 	codeHistoryUnavailable  = "history_unavailable"
@@ -75,6 +79,9 @@ func Codes() map[string]int {
 		codeSecretMisplaced:     http.StatusUnprocessableEntity,
 		codeShardRefused:        http.StatusUnprocessableEntity,
 		codeStateFormatRefused:  http.StatusUnprocessableEntity,
+		codePathRefused:         http.StatusUnprocessableEntity,
+		codeHostRefused:         http.StatusUnprocessableEntity,
+		codeHistoryRefused:      http.StatusUnprocessableEntity,
 		codeQueueFull:           http.StatusTooManyRequests,
 		codeDraining:            http.StatusServiceUnavailable,
 		codeHistoryUnavailable:  http.StatusServiceUnavailable,
@@ -101,6 +108,10 @@ func errorTable() []mapping {
 		{runs.ErrRunNotTerminal, codeRunNotTerminal},
 		{runs.ErrRunDeleted, codeRunDeleted},
 		{execute.ErrDirectiveRefused, codeDirectiveRefused},
+		// Confinement (SPEC §14.1): the history first, as a history file is also a path.
+		{reach.ErrHistoryRefused, codeHistoryRefused},
+		{reach.ErrPathRefused, codePathRefused},
+		{reach.ErrHostRefused, codeHostRefused},
 		{pipeline.ErrShardRefused, codeShardRefused},
 		{pipeline.ErrSecretParamMisplaced, codeSecretMisplaced},
 		// A supplied param value the declaration refuses (SPEC §14.2); such errors are
@@ -246,6 +257,10 @@ func details(err error) map[string]any {
 	if errors.As(err, &sme) {
 		return map[string]any{"errors": []map[string]any{{"path": sme.Path,
 			"message": "secret param " + sme.Param + " may not be used here"}}, "param": sme.Param}
+	}
+	var re *reach.RefusedError
+	if errors.As(err, &re) {
+		return map[string]any{"errors": []map[string]any{{"path": re.Key, "message": redact(re.Error())}}}
 	}
 	var de *execute.DirectiveRefusedError
 	if errors.As(err, &de) {

@@ -16,6 +16,7 @@ import (
 	"github.com/sluicehq/sluice/domain/callback"
 	"github.com/sluicehq/sluice/domain/pipeline"
 	"github.com/sluicehq/sluice/domain/pool"
+	"github.com/sluicehq/sluice/domain/reach"
 	"github.com/sluicehq/sluice/domain/run"
 	"github.com/sluicehq/sluice/domain/schedule"
 	"github.com/sluicehq/sluice/domain/secret"
@@ -33,7 +34,8 @@ func sentinels() []error {
 		pipeline.ErrInvalidConfig, pipeline.ErrShardRefused, pipeline.ErrSecretParamMisplaced, execute.ErrDirectiveRefused, pool.ErrUnserved, pool.ErrOverrideDenied,
 		callback.ErrRefused, shard.ErrInvalidCount, state.ErrFormat,
 		secret.ErrTooShort, secret.ErrTokenInText, secret.ErrUnknownToken,
-		schedule.ErrInvalidCron, schedule.ErrInvalidSchedule)
+		schedule.ErrInvalidCron, schedule.ErrInvalidSchedule,
+		reach.ErrPathRefused, reach.ErrHostRefused, reach.ErrHistoryRefused)
 	return out
 }
 
@@ -110,6 +112,8 @@ func TestCodesMatchTheSpecList(t *testing.T) {
 		"secret_param_misplaced": 422, // SPEC §14.1
 		"shard_refused":          422, "state_format_refused": 422, "queue_full": 429, "draining": 503,
 		"history_unavailable": 503,
+		// SPEC §14.1: confinement refusals.
+		"path_refused": 422, "host_refused": 422, "history_refused": 422,
 	}
 	got := sluicehttp.Codes()
 	for code, status := range want {

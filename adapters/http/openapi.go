@@ -175,7 +175,7 @@ func paths() obj {
 		"202": jsonBody(ref("SubmitResponse"), "the run was created; under --require-approval run the answer is {change_request_id, status: proposed} instead"),
 		"200": jsonBody(ref("SubmitResponse"), "an existing run answers (idempotent replay or run_key); replayed is true"),
 	}, "invalid_body", "body_too_large", "invalid_config", "invalid_params", "directive_refused", "pool_unserved",
-		"state_format_refused", "idempotency_conflict", "run_deleted", "queue_full", "draining", "history_unavailable")
+		"state_format_refused", "path_refused", "host_refused", "history_refused", "idempotency_conflict", "run_deleted", "queue_full", "draining", "history_unavailable")
 	submit["requestBody"] = obj{"required": true, "content": obj{
 		"application/json": obj{"schema": ref("SubmitRequest")},
 		"application/yaml": obj{"schema": typ("string", "the pipeline config itself")},
@@ -187,7 +187,7 @@ func paths() obj {
 		"202": jsonBody(ref("SubmitResponse"), "the new run was created"),
 		"200": jsonBody(ref("SubmitResponse"), "an existing run answers; replayed is true"),
 	}, "invalid_body", "body_too_large", "not_found", "invalid_config", "invalid_params", "directive_refused", "pool_unserved",
-		"queue_full", "draining", "history_unavailable")
+		"path_refused", "host_refused", "history_refused", "queue_full", "draining", "history_unavailable")
 	rollback["requestBody"] = obj{"required": false, "content": obj{"application/json": obj{"schema": ref("RollbackRequest")}}}
 
 	logs := op("Read a run's persisted log lines, or follow them", []any{idParam(),

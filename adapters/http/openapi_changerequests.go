@@ -19,7 +19,8 @@ func changeRequestPaths() obj {
 			"invalid_body", "not_found", "conflict", "history_unavailable")
 	}
 	approve := decide("Approve a change request: its run is created (trigger kind approval) by an operator or admin other than the proposer")
-	addErrors(approve, "invalid_config", "invalid_params", "directive_refused", "pool_unserved", "vault_key_required", "queue_full", "draining")
+	addErrors(approve, "invalid_config", "invalid_params", "directive_refused", "pool_unserved", "vault_key_required",
+		"path_refused", "host_refused", "history_refused", "queue_full", "draining")
 	return obj{
 		"/v1/change-requests": obj{"get": op("List change requests, newest first", []any{
 			param("status", "query", "proposed, approved, rejected or expired", typ("string", "")),

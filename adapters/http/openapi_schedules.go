@@ -14,7 +14,7 @@ func schedulePaths() obj {
 	backfill := op("Run a template or config once per window of a time range", nil,
 		obj{"202": jsonBody(ref("BackfillResponse"), "one run per window; posting the same backfill again answers the same runs")},
 		"invalid_body", "body_too_large", "not_found", "invalid_config", "invalid_params", "directive_refused", "pool_unserved",
-		"vault_key_required", "queue_full", "draining", "history_unavailable")
+		"vault_key_required", "path_refused", "host_refused", "history_refused", "queue_full", "draining", "history_unavailable")
 	backfill["requestBody"] = obj{"required": true, "content": obj{"application/json": obj{"schema": ref("BackfillRequest")}}}
 
 	return obj{

@@ -37,7 +37,8 @@ func schemas() obj {
 	owner := obj{"instance_id": str(""), "listen": str("host:port of the member's API")}
 	stats := obj{"rows_read": integer(""), "rows_written": integer(""), "pages": integer(""), "bytes": integer(""), "elapsed_ms": integer("")}
 	runErr := obj{"code": obj{"type": "string", "enum": []any{"pipeline_error", "config_error", "vault_key_missing",
-		"vault_tampered", "timeout", "poisoned", "pool_unavailable", "lease_lost", "shard_failed", "shard_key_invalid"}},
+		"vault_tampered", "timeout", "poisoned", "pool_unavailable", "lease_lost", "shard_failed", "shard_key_invalid",
+		"path_refused", "host_refused", "history_refused"}},
 		"message": str("")}
 	shards := obj{"total": integer(""), "pending": integer(""), "running": integer(""), "completed": integer(""), "failed": integer(""), "cancelled": integer("")}
 	attempt := obj{"n": integer("1-based"), "instance_id": str(""), "claimed_at": timestamp(""), "ended_at": timestamp("null while the attempt runs"),

@@ -13,6 +13,7 @@ func templatePaths() obj {
 	}
 	runCodes := []string{"invalid_body", "body_too_large", "not_found", "invalid_config", "invalid_params", "directive_refused",
 		"pool_unserved", "pool_override_denied", "vault_key_required", "state_format_refused",
+		"path_refused", "host_refused", "history_refused",
 		"idempotency_conflict", "run_deleted", "queue_full", "draining", "history_unavailable"}
 
 	register := op("Register a template, or the next version of an existing id", nil,

@@ -205,7 +205,8 @@ func (t tools) validate(ctx context.Context, _ *sdk.CallToolRequest, in validate
 func configCode(code string) bool {
 	switch code {
 	case "invalid_config", "invalid_params", "directive_refused", "pool_unserved", "pool_override_denied",
-		"vault_key_required", "secret_params_refused", "secret_param_misplaced", "shard_refused", "state_format_refused":
+		"vault_key_required", "secret_params_refused", "secret_param_misplaced", "shard_refused", "state_format_refused",
+		"path_refused", "host_refused", "history_refused":
 		return true
 	}
 	return false

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/domain/pipeline"
+	"github.com/sluicehq/sluice/domain/reach"
 	"github.com/sluicehq/sluice/domain/run"
 	"github.com/sluicehq/sluice/domain/state"
 )
@@ -26,6 +27,8 @@ const pagesInFlight = 2
 type Executor struct {
 	Registry Registry
 	Log      *slog.Logger
+	// Reach confines what connectors may touch (SPEC §14.1); nil is Unconfined.
+	Reach Reach
 }
 
 // Job is one run of one validated config.
@@ -64,6 +67,7 @@ type runner struct {
 	job     Job
 	cfg     *pipeline.Config
 	log     *slog.Logger
+	reach   func(role string) Reach
 	start   time.Time
 	stats   Stats
 	incr    *Incremental
@@ -80,6 +84,7 @@ type runner struct {
 // context.Canceled when ctx was cancelled; Stats are filled in every case.
 func (e *Executor) Run(ctx context.Context, job Job) (Stats, error) {
 	r := &runner{job: job, cfg: job.Config, log: e.logger(job), start: time.Now()}
+	r.reach = e.reachFor
 	err := r.run(ctx, e.Registry)
 	r.stats.Elapsed = time.Since(r.start)
 	return r.stats, err
@@ -347,5 +352,17 @@ func (r *runner) fail(role string, page int, err error) error {
 		r.log.Error("connector panicked", "role", role, "connector", typ, "page", page,
 			"panic", fmt.Sprint(pe.Value), "stack", string(pe.Stack))
 	}
-	return &Failure{Code: run.CodePipelineError, Connector: typ, Role: role, Page: page, Err: err}
+	code := run.CodePipelineError
+	if c, ok := refusalCode(err); ok {
+		code = c
+	}
+	return &Failure{Code: code, Connector: typ, Role: role, Page: page, Err: err}
+}
+
+// refusalCode is the run error code of a confinement refusal (SPEC §14.1) err wraps.
+func refusalCode(err error) (run.ErrorCode, bool) {
+	if c := reach.CodeOf(err); c != "" {
+		return run.ErrorCode(c), true
+	}
+	return "", false
 }

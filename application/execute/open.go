@@ -99,6 +99,7 @@ func (r *runner) readRequest(incr *Incremental) ReadRequest {
 		BaseDir:     r.job.BaseDir,
 		Log:         r.log.With("role", RoleSource, "connector", r.cfg.Source.Type),
 		Shard:       r.job.Shard,
+		Reach:       r.reachOf(RoleSource),
 	}
 }
 
@@ -108,6 +109,7 @@ func (r *runner) writeRequest() WriteRequest {
 		BaseDir:   r.job.BaseDir,
 		Log:       r.log.With("role", RoleSink, "connector", r.cfg.Sink.Type),
 		Bookmarks: r.cfg.Replication.Type == pipeline.Incremental,
+		Reach:     r.reachOf(RoleSink),
 	}
 }
 
@@ -115,7 +117,7 @@ func (r *runner) writeRequest() WriteRequest {
 // (`sluice validate --connect`): for SQL connectors this checks that the database
 // answers and the credentials work. The sink is aborted so nothing is left behind.
 func (e *Executor) Probe(ctx context.Context, job Job) error {
-	r := &runner{job: job, cfg: job.Config, log: e.logger(job)}
+	r := &runner{job: job, cfg: job.Config, log: e.logger(job), reach: e.reachFor}
 	if r.cfg == nil {
 		return &Failure{Code: run.CodeConfigError, Err: errors.New("no pipeline config")}
 	}
@@ -138,4 +140,13 @@ func (e *Executor) Probe(ctx context.Context, job Job) error {
 	}
 	r.abort(context.WithoutCancel(ctx), snk)
 	return nil
+}
+
+// reachOf is the Reach of role's connector; a runner built without an executor gets an
+// unconfined one.
+func (r *runner) reachOf(role string) Reach {
+	if r.reach == nil {
+		return Unconfined{}
+	}
+	return r.reach(role)
 }

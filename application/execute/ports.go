@@ -125,6 +125,9 @@ type ReadRequest struct {
 	// Shard narrows the read to one shard of a sharded run; nil reads everything. Only
 	// connectors that implement ShardPlanner are ever given one.
 	Shard *ShardSlice
+	// Reach is how the connector opens paths and dials hosts (SPEC §14.1); nil is
+	// Unconfined (see ReachOf).
+	Reach Reach
 }
 
 // Incremental asks a source to read only rows past a bookmark, ordered by Cursor.
@@ -149,6 +152,9 @@ type WriteRequest struct {
 	// gained by that, and a sink may make all pages final together on Commit instead
 	// (Durability AtEnd), which also leaves nothing behind when the run fails.
 	Bookmarks bool
+	// Reach is how the connector opens paths and dials hosts (SPEC §14.1); nil is
+	// Unconfined (see ReachOf).
+	Reach Reach
 }
 
 // SourceConnector opens sources of one type.

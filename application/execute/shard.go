@@ -56,7 +56,7 @@ func (e *Executor) Plan(ctx context.Context, cfg *pipeline.Config, n int) ([]Sha
 	if !ok || n < 2 {
 		return nil, nil
 	}
-	r := &runner{cfg: cfg, log: e.logger(Job{})}
+	r := &runner{cfg: cfg, log: e.logger(Job{}), reach: e.reachFor}
 	var plan []ShardSlice
 	err := safely(func() error {
 		var err error
@@ -67,6 +67,9 @@ func (e *Executor) Plan(ctx context.Context, cfg *pipeline.Config, n int) ([]Sha
 		code := run.CodeConfigError
 		if errors.Is(err, ErrShardKey) {
 			code = run.CodeShardKeyInvalid
+		}
+		if c, ok := refusalCode(err); ok {
+			code = c
 		}
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("plan shards: %w", ctx.Err())

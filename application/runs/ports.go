@@ -4,6 +4,8 @@ import (
 	"context"
 	"net"
 	"time"
+
+	"github.com/sluicehq/sluice/domain/pipeline"
 )
 
 // Store is what the runs use-cases need from the history.
@@ -141,4 +143,13 @@ type Redactor interface {
 // with the run's name and pool decided; the id it returns answers the caller.
 type Proposer interface {
 	Propose(ctx context.Context, req SubmitRequest, name, pool string) (id string, err error)
+}
+
+// Confinement checks what a config's connectors would reach (SPEC §14.1) before the run
+// is stored: literal paths, hosts and SQL databases, judged by the server's confinement
+// rules. Values that still hold a directive are left to the connector, which checks
+// them again when it opens. Refusals wrap reach.ErrPathRefused, reach.ErrHostRefused or
+// reach.ErrHistoryRefused.
+type Confinement interface {
+	CheckTargets(ctx context.Context, cfg *pipeline.Config) error
 }

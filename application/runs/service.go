@@ -48,6 +48,9 @@ type Deps struct {
 	Proposer Proposer
 	// Metrics counts runs a cancel ends at once; nil: not counted (tests).
 	Metrics Metrics
+	// Confinement refuses a config whose literal paths or hosts the server does not
+	// allow, or that targets the history (SPEC §14.1); nil: nothing is confined.
+	Confinement Confinement
 }
 
 // Config is the server settings the run use-cases read.

@@ -320,5 +320,10 @@ func (s *Service) load(ctx context.Context, req SubmitRequest, logical time.Time
 			return nil, "", err
 		}
 	}
+	if s.deps.Confinement != nil {
+		if err := s.deps.Confinement.CheckTargets(ctx, cfg); err != nil {
+			return nil, "", err
+		}
+	}
 	return cfg, poolName, nil
 }

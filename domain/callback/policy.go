@@ -188,15 +188,31 @@ func (p Policy) CheckAddr(host string, a netip.Addr) error {
 	if p.Allowed(host) || p.allowedAddr(a) {
 		return nil
 	}
+	if reason, blocked := Blocked(a); blocked {
+		return &RefusedError{Host: host, Reason: reason + "; list the host with --callback-allow-host to allow it"}
+	}
+	return nil
+}
+
+// Blocked reports whether a is a cloud metadata endpoint or link-local, and why. It is
+// the block shared by callbacks and the connectors' dial policy (SPEC §14.1); the reason
+// names the address but no flag, as each policy has its own way out (or none).
+// IPv4-mapped and NAT64 forms are judged by the IPv4 address they carry.
+func Blocked(a netip.Addr) (reason string, blocked bool) {
+	a = a.WithZone("").Unmap()
 	if nat64.Contains(a) {
 		b := a.As16()
 		a = netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]})
 	}
 	switch {
 	case slices.Contains(metadataAddrs, a):
-		return &RefusedError{Host: host, Reason: fmt.Sprintf("address %s is a cloud metadata endpoint; list it with --callback-allow-host to allow it", a)}
+		return fmt.Sprintf("address %s is a cloud metadata endpoint", a), true
 	case linkLocal4.Contains(a) || linkLocal6.Contains(a):
-		return &RefusedError{Host: host, Reason: fmt.Sprintf("address %s is link-local (169.254.0.0/16, fe80::/10), where cloud metadata services live; list the host with --callback-allow-host to allow it", a)}
+		return fmt.Sprintf("address %s is link-local (169.254.0.0/16, fe80::/10), where cloud metadata services live", a), true
 	}
-	return nil
+	return "", false
 }
+
+// IsMetadataHost reports whether host names a cloud metadata service (any case, with or
+// without the trailing root dot).
+func IsMetadataHost(host string) bool { return slices.Contains(metadataHosts, normalizeHost(host)) }

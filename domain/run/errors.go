@@ -45,11 +45,17 @@ const (
 	CodeLeaseLost       ErrorCode = "lease_lost"
 	CodeShardFailed     ErrorCode = "shard_failed"
 	CodeShardKeyInvalid ErrorCode = "shard_key_invalid"
+	// The confinement refusals of a served config's connectors (SPEC §14.1), found when
+	// a connector opens its target; the same codes answer a submit with 422.
+	CodePathRefused    ErrorCode = "path_refused"
+	CodeHostRefused    ErrorCode = "host_refused"
+	CodeHistoryRefused ErrorCode = "history_refused"
 )
 
 var codes = []ErrorCode{
 	CodePipelineError, CodeConfigError, CodeVaultKeyMissing, CodeVaultTampered, CodeTimeout,
 	CodePoisoned, CodePoolUnavailable, CodeLeaseLost, CodeShardFailed, CodeShardKeyInvalid,
+	CodePathRefused, CodeHostRefused, CodeHistoryRefused,
 }
 
 // Codes returns every run error code, so a transport can check that it maps them all.

@@ -118,6 +118,7 @@ func TestErrorCodes(t *testing.T) {
 	want := []string{
 		"pipeline_error", "config_error", "vault_key_missing", "vault_tampered", "timeout",
 		"poisoned", "pool_unavailable", "lease_lost", "shard_failed", "shard_key_invalid",
+		"path_refused", "host_refused", "history_refused",
 	}
 	got := run.Codes()
 	require.Len(t, got, len(want))

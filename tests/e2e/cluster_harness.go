@@ -10,6 +10,8 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -134,6 +136,10 @@ func StartMember(t testing.TB, name string, cfg MemberConfig) *Member {
 	}
 	if cfg.DataDir == "" {
 		cfg.DataDir = t.TempDir()
+	}
+	if !slices.Contains(cfg.Extra, "--allow-path") {
+		// Tests keep their inputs and outputs in their own temporary directories.
+		cfg.Extra = append(slices.Clone(cfg.Extra), "--allow-path", TestRoot(t))
 	}
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 15 * time.Minute
@@ -520,4 +526,12 @@ func (c *Cluster) ByInstance(t testing.TB, id string) *Member {
 		}
 	}
 	return nil
+}
+
+// TestRoot is the directory holding every t.TempDir() of the test: the servers a test
+// starts allow their connectors there (--allow-path), while their data directories,
+// inside it, stay closed (SPEC §14.1).
+func TestRoot(t testing.TB) string {
+	t.Helper()
+	return filepath.Dir(t.TempDir())
 }

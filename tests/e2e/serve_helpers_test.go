@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -51,6 +52,9 @@ func startServe(t *testing.T, data string, env map[string]string, args ...string
 	t.Helper()
 	s := &server{addr: freeAddr(t), data: data}
 	all := append([]string{"serve", "--listen", s.addr, "--data-dir", data, "--lease-ttl-secs", "3", "--cluster-poll-secs", "1"}, args...)
+	if !slices.Contains(args, "--allow-path") {
+		all = append(all, "--allow-path", e2e.TestRoot(t))
+	}
 	s.Process = e2e.Start(t, e2e.Cmd{Args: all, Env: env, Timeout: 3 * time.Minute})
 	require.Eventually(t, func() bool {
 		code, _ := s.call(t, "GET", "/readyz", "", nil)

@@ -102,7 +102,7 @@ name: sharded-file
 shard: {count: 4}
 pipeline:
   source: {type: postgres, config: {connection_url: "${env:SRC_URL}", query: "SELECT id FROM src", shard: {key: id}}}
-  sink: {type: file, config: {path: /tmp/never-written.csv}}
+  sink: {type: file, config: {path: never-written.csv}}
 `})
 	require.Equal(t, 422, status)
 	require.Equal(t, "shard_refused", out.Error.Code)

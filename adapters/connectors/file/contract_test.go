@@ -71,7 +71,7 @@ func TestContractCSV(t *testing.T) {
 				Leftovers: leftovers(dir),
 			}
 		},
-		Caps: connector.Capabilities{Incremental: true},
+		Caps: connector.Capabilities{Incremental: true, Reaches: connector.Reaches{Paths: true}},
 	})
 }
 
@@ -105,6 +105,6 @@ func TestContractJSONL(t *testing.T) {
 				Leftovers: leftovers(dir),
 			}
 		},
-		Caps: connector.Capabilities{Incremental: true},
+		Caps: connector.Capabilities{Incremental: true, Reaches: connector.Reaches{Paths: true}},
 	})
 }

@@ -34,11 +34,3 @@ func displayPath(p string) string {
 	}
 	return p
 }
-
-// resolve makes a local path absolute against base (the config file's directory).
-func resolve(base, p string) string {
-	if filepath.IsAbs(p) || base == "" {
-		return filepath.Clean(p)
-	}
-	return filepath.Join(base, p)
-}

@@ -26,7 +26,7 @@ func (c *Connector) PlanShards(ctx context.Context, req execute.ReadRequest, n i
 	if p == "" || isURL(p) || !hasGlob(p) {
 		return nil, nil
 	}
-	ins, err := c.inputs(ctx, req.BaseDir, p)
+	ins, err := c.inputs(ctx, execute.ReachOf(req.Reach), req.BaseDir, p)
 	if err != nil {
 		return nil, err
 	}

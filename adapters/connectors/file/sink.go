@@ -58,7 +58,10 @@ func (c *Connector) OpenSink(ctx context.Context, req execute.WriteRequest) (exe
 	if err != nil {
 		return nil, fmt.Errorf("file: %w", err)
 	}
-	target := resolve(req.BaseDir, p)
+	target, err := execute.ReachOf(req.Reach).Path(ctx, "path", req.BaseDir, p)
+	if err != nil {
+		return nil, fmt.Errorf("file: %w", err)
+	}
 	s := &sink{target: target, perm: 0o644}
 	st, statErr := os.Stat(target)
 	exists := statErr == nil

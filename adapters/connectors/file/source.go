@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -35,6 +36,7 @@ type rowReader interface {
 
 type source struct {
 	c      *Connector
+	client *http.Client
 	ctx    context.Context // lifetime of HTTP bodies, cancelled by Close
 	cancel context.CancelFunc
 	inputs []input
@@ -83,7 +85,8 @@ func (c *Connector) OpenSource(ctx context.Context, req execute.ReadRequest) (ex
 	if s.batch, err = cfg.BatchSize(req.BatchSize, req.Config); err != nil {
 		return nil, fmt.Errorf("file: %w", err)
 	}
-	if s.inputs, err = c.inputs(ctx, req.BaseDir, p); err != nil {
+	s.client = c.clientFor(execute.ReachOf(req.Reach))
+	if s.inputs, err = c.inputs(ctx, execute.ReachOf(req.Reach), req.BaseDir, p); err != nil {
 		return nil, err
 	}
 	if s.inputs, err = narrow(s.inputs, req.Shard); err != nil {
@@ -103,7 +106,28 @@ func (c *Connector) OpenSource(ctx context.Context, req execute.ReadRequest) (ex
 	return s, nil
 }
 
-func (c *Connector) inputs(ctx context.Context, base, p string) ([]input, error) {
+// clientFor is the HTTP client a source fetches with. Confined, it dials through the
+// Reach, so the dial policy judges every address a URL (or a redirect) resolves to, and
+// it never uses a proxy, which would dial the target out of the policy's sight.
+func (c *Connector) clientFor(reach execute.Reach) *http.Client {
+	if !execute.Confined(reach) {
+		return c.client
+	}
+	tr, ok := c.client.Transport.(*http.Transport)
+	if !ok {
+		tr = http.DefaultTransport.(*http.Transport)
+	}
+	tr = tr.Clone()
+	tr.Proxy = nil
+	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		return reach.Dial(ctx, "path", network, addr)
+	}
+	client := *c.client
+	client.Transport = tr
+	return &client
+}
+
+func (c *Connector) inputs(ctx context.Context, reach execute.Reach, base, p string) ([]input, error) {
 	if isURL(p) {
 		u, err := url.Parse(p)
 		if err != nil || u.Host == "" {
@@ -116,7 +140,12 @@ func (c *Connector) inputs(ctx context.Context, base, p string) ([]input, error)
 		}
 		return []input{{url: p, display: displayPath(p)}}, nil
 	}
-	full := resolve(base, p)
+	// The confinement resolves the path (and a glob's directory) to its real path; each
+	// match of a glob is checked again, as it may be a symlink leading elsewhere.
+	full, err := reach.Path(ctx, "path", base, p)
+	if err != nil {
+		return nil, fmt.Errorf("file: %w", err)
+	}
 	if !hasGlob(p) {
 		st, err := os.Stat(full)
 		if err != nil {
@@ -134,8 +163,12 @@ func (c *Connector) inputs(ctx context.Context, base, p string) ([]input, error)
 	slices.Sort(matches)
 	var out []input
 	for _, m := range matches {
-		if st, err := os.Stat(m); err == nil && st.Mode().IsRegular() {
-			out = append(out, input{path: m, display: m})
+		real, err := reach.Path(ctx, "path", "", m)
+		if err != nil {
+			return nil, fmt.Errorf("file: %w", err)
+		}
+		if st, err := os.Stat(real); err == nil && st.Mode().IsRegular() {
+			out = append(out, input{path: real, display: m})
 		}
 	}
 	if len(out) == 0 {
@@ -297,7 +330,7 @@ func (s *source) get(in input) (io.ReadCloser, error) {
 	if err != nil {
 		return nil, fmt.Errorf("file: GET %s: invalid request", in.display)
 	}
-	resp, err := s.c.client.Do(req)
+	resp, err := s.client.Do(req)
 	if err != nil {
 		// url.Error repeats the URL (with its query); report the cause only.
 		var ue *url.Error

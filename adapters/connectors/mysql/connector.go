@@ -5,7 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -14,6 +16,7 @@ import (
 	"github.com/sluicehq/sluice/adapters/connectors/internal/sqlsink"
 	"github.com/sluicehq/sluice/adapters/connectors/internal/sqlspec"
 	"github.com/sluicehq/sluice/adapters/connectors/internal/watermark"
+	"github.com/sluicehq/sluice/application/execute"
 	"github.com/sluicehq/sluice/domain/pipeline"
 )
 
@@ -98,11 +101,17 @@ func redactParams(err error) error {
 }
 
 // open connects with one connection: a source streams on it, a sink's transactions
-// and the fence share it.
-func open(ctx context.Context, raw string) (*sql.DB, *scrubber, error) {
+// and the fence share it. A confined Reach dials (SPEC §14.1), judging every address
+// the host resolves to.
+func open(ctx context.Context, r execute.Reach, raw string) (*sql.DB, *scrubber, error) {
 	c, err := parseURL(raw)
 	if err != nil {
 		return nil, sqlspec.NewScrubber(), fmt.Errorf("connection_url %w", err)
+	}
+	if reach := execute.ReachOf(r); execute.Confined(reach) {
+		c.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			return reach.Dial(ctx, "connection_url", network, addr)
+		}
 	}
 	sc := sqlspec.NewScrubber(c.Passwd)
 	conn, err := mysql.NewConnector(c)
@@ -189,4 +198,23 @@ func quote(s string) string {
 
 func quoteAll(cols []string) string {
 	return sqlsink.QuoteAll(dialect{}, cols)
+}
+
+// Targets lists the host of connection_url, for the submit-time confinement check
+// (SPEC §14.1).
+func (*Connector) Targets(_ pipeline.Role, c map[string]any) []execute.Target {
+	raw, _ := c["connection_url"].(string)
+	mc, err := parseURL(raw)
+	if err != nil {
+		return nil
+	}
+	host, portText, err := net.SplitHostPort(mc.Addr)
+	if err != nil {
+		return nil
+	}
+	port, err := strconv.ParseUint(portText, 10, 16)
+	if err != nil {
+		return nil
+	}
+	return []execute.Target{{Key: "connection_url", Host: host, Port: uint16(port)}}
 }

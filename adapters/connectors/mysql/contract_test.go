@@ -67,6 +67,6 @@ func TestContract(t *testing.T) {
 			}
 		},
 		Caps: connector.Capabilities{Incremental: true, Upsert: true, Delete: true, Overwrite: true,
-			ExactlyOnce: true, ConcurrentCreate: true},
+			ExactlyOnce: true, ConcurrentCreate: true, Reaches: connector.Reaches{Dials: true}},
 	})
 }

@@ -34,7 +34,7 @@ func (c *Connector) OpenSink(ctx context.Context, req execute.WriteRequest) (exe
 	if oerr != nil {
 		return nil, fmt.Errorf("mysql: %w", oerr)
 	}
-	db, sc, err := open(ctx, raw)
+	db, sc, err := open(ctx, req.Reach, raw)
 	if err != nil {
 		return nil, fmt.Errorf("mysql: %w", err)
 	}

@@ -53,7 +53,7 @@ func (c *Connector) OpenSource(ctx context.Context, req execute.ReadRequest) (ex
 	if err != nil {
 		return nil, fmt.Errorf("mysql: %w", err)
 	}
-	db, sc, err := open(ctx, raw)
+	db, sc, err := open(ctx, req.Reach, raw)
 	if err != nil {
 		return nil, fmt.Errorf("mysql: %w", err)
 	}

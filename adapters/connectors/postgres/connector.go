@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -11,7 +12,9 @@ import (
 
 	"github.com/sluicehq/sluice/adapters/connectors/internal/sqlspec"
 	"github.com/sluicehq/sluice/adapters/connectors/internal/watermark"
+	"github.com/sluicehq/sluice/application/execute"
 	"github.com/sluicehq/sluice/domain/pipeline"
+	domainreach "github.com/sluicehq/sluice/domain/reach"
 )
 
 // Type is the connector's type name.
@@ -129,7 +132,11 @@ func contains(list []string, s string) bool {
 // connect opens one connection with the session settings both roles rely on: ISO dates
 // and a stated time zone, so COPY text written by one database parses the same in
 // another, whatever their server defaults.
-func connect(ctx context.Context, raw string) (*pgx.Conn, *scrubber, error) {
+//
+// The connection goes through the confinement (SPEC §14.1): the database must not be
+// the server's history (schemas are the sink's table schemas, beyond search_path), and
+// a confined dial judges every address the host resolves to.
+func connect(ctx context.Context, r execute.Reach, raw string, schemas ...string) (*pgx.Conn, *scrubber, error) {
 	sc := newScrubber(raw)
 	if err := checkURL(raw); err != nil {
 		return nil, sc, fmt.Errorf("connection_url %w", err)
@@ -137,6 +144,19 @@ func connect(ctx context.Context, raw string) (*pgx.Conn, *scrubber, error) {
 	c, err := pgx.ParseConfig(raw)
 	if err != nil {
 		return nil, sc, errors.New("connection_url is not a valid PostgreSQL URL")
+	}
+	reach := execute.ReachOf(r)
+	target := domainreach.PostgresDatabase(c.Host, c.Port, c.Database, c.RuntimeParams["search_path"], schemas...)
+	if err := reach.Database(ctx, "connection_url", target); err != nil {
+		return nil, sc, err
+	}
+	if execute.Confined(reach) {
+		// pgx resolves names itself and dials addresses; handing the name through makes
+		// the Reach resolve it, so allow-host name patterns see the name.
+		c.LookupFunc = func(_ context.Context, host string) ([]string, error) { return []string{host}, nil }
+		c.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			return reach.Dial(ctx, "connection_url", network, addr)
+		}
 	}
 	params := c.RuntimeParams
 	if params["application_name"] == "" {
@@ -196,4 +216,25 @@ func sqlState(err error) string {
 		return pe.Code
 	}
 	return ""
+}
+
+// Targets lists the host and database of connection_url, for the submit-time
+// confinement check (SPEC §14.1); a sink adds the schemas of its tables.
+func (*Connector) Targets(role pipeline.Role, c map[string]any) []execute.Target {
+	raw, _ := c["connection_url"].(string)
+	if checkURL(raw) != nil {
+		return nil
+	}
+	pc, err := pgx.ParseConfig(raw)
+	if err != nil {
+		return nil
+	}
+	var schemas []string
+	if role == pipeline.RoleSink {
+		if o, oerr := sinkOptionsOf(c); oerr == nil {
+			schemas = []string{o.table.schema, o.watermark.schema}
+		}
+	}
+	db := domainreach.PostgresDatabase(pc.Host, pc.Port, pc.Database, pc.RuntimeParams["search_path"], schemas...)
+	return []execute.Target{{Key: "connection_url", Host: pc.Host, Port: pc.Port, Database: &db}}
 }

@@ -67,7 +67,7 @@ func TestContract(t *testing.T) {
 			}
 		},
 		Caps: connector.Capabilities{Incremental: true, Upsert: true, Delete: true, Overwrite: true,
-			ExactlyOnce: true, ConcurrentCreate: true},
+			ExactlyOnce: true, ConcurrentCreate: true, Reaches: connector.Reaches{Dials: true, Databases: true}},
 	})
 }
 
@@ -111,6 +111,6 @@ func TestContractPerPageSink(t *testing.T) {
 				Normalize: stored,
 			}
 		},
-		Caps: connector.Capabilities{Upsert: true, Delete: true, Overwrite: true},
+		Caps: connector.Capabilities{Upsert: true, Delete: true, Overwrite: true, Reaches: connector.Reaches{Dials: true, Databases: true}},
 	})
 }

@@ -17,7 +17,7 @@ func (c *Connector) PlanShards(ctx context.Context, req execute.ReadRequest, n i
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	conn, sc, err := connect(ctx, raw)
+	conn, sc, err := connect(ctx, req.Reach, raw)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}

@@ -49,7 +49,7 @@ func (c *Connector) OpenSink(ctx context.Context, req execute.WriteRequest) (exe
 	if oerr != nil {
 		return nil, fmt.Errorf("postgres: %w", oerr)
 	}
-	conn, sc, err := connect(ctx, raw)
+	conn, sc, err := connect(ctx, req.Reach, raw, opts.table.schema, opts.watermark.schema)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}

@@ -63,7 +63,7 @@ func (c *Connector) OpenSource(ctx context.Context, req execute.ReadRequest) (ex
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	conn, sc, err := connect(ctx, raw)
+	conn, sc, err := connect(ctx, req.Reach, raw)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}

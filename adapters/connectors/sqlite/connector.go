@@ -1,13 +1,14 @@
 package sqlite
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"github.com/sluicehq/sluice/adapters/connectors/internal/sqlspec"
 	"github.com/sluicehq/sluice/adapters/connectors/internal/watermark"
+	"github.com/sluicehq/sluice/application/execute"
 	"github.com/sluicehq/sluice/domain/pipeline"
 )
 
@@ -110,11 +111,14 @@ func dsn(path, params string, sink bool) string {
 	return path + "?" + q
 }
 
-func resolve(base, p string) string {
-	if filepath.IsAbs(p) || base == "" {
-		return filepath.Clean(p)
+// dbPath is the real path of the database file: the confinement (SPEC §14.1) resolves
+// it, so a served config cannot open the history or a file outside --allow-path.
+func dbPath(ctx context.Context, r execute.Reach, base, p string) (string, error) {
+	path, err := execute.ReachOf(r).Path(ctx, "connection_url", base, p)
+	if err != nil {
+		return "", fmt.Errorf("sqlite: %w", err)
 	}
-	return filepath.Join(base, p)
+	return path, nil
 }
 
 // tableName is an optionally schema-qualified table.
@@ -134,4 +138,14 @@ func (t tableName) quoted() string { return sqlspec.Qualified(t.schema, t.name, 
 // quote makes s an SQL identifier, whatever it contains.
 func quote(s string) string {
 	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
+}
+
+// Targets lists the database file, for the submit-time confinement check (SPEC §14.1).
+func (*Connector) Targets(_ pipeline.Role, c map[string]any) []execute.Target {
+	raw, _ := c["connection_url"].(string)
+	p, _, err := splitURL(raw)
+	if err != nil {
+		return nil
+	}
+	return []execute.Target{{Key: "connection_url", Path: p}}
 }

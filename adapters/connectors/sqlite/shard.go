@@ -24,7 +24,11 @@ func (c *Connector) PlanShards(ctx context.Context, req execute.ReadRequest, n i
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: %w", err)
 	}
-	db, err := sql.Open(sqliteshim.ShimName, dsn(resolve(req.BaseDir, p), params, false))
+	path, err := dbPath(ctx, req.Reach, req.BaseDir, p)
+	if err != nil {
+		return nil, err
+	}
+	db, err := sql.Open(sqliteshim.ShimName, dsn(path, params, false))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open: %w", err)
 	}

@@ -38,7 +38,10 @@ func (c *Connector) OpenSink(ctx context.Context, req execute.WriteRequest) (exe
 	if oerr != nil {
 		return nil, fmt.Errorf("sqlite: %w", oerr)
 	}
-	path := resolve(req.BaseDir, p)
+	path, err := dbPath(ctx, req.Reach, req.BaseDir, p)
+	if err != nil {
+		return nil, err
+	}
 	db, err := sql.Open(sqliteshim.ShimName, dsn(path, params, true))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)

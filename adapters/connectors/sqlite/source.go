@@ -58,7 +58,10 @@ func (c *Connector) OpenSource(ctx context.Context, req execute.ReadRequest) (ex
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: %w", err)
 	}
-	path := resolve(req.BaseDir, p)
+	path, err := dbPath(ctx, req.Reach, req.BaseDir, p)
+	if err != nil {
+		return nil, err
+	}
 	if _, err := os.Stat(path); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("sqlite: database file %s does not exist", path)

@@ -289,12 +289,16 @@ func serveBody(sink, dir string, i int) ([]byte, error) {
 	return json.Marshal(map[string]string{"config": string(text)})
 }
 
-func sinkFile(dir string, i int) string { return filepath.Join(dir, fmt.Sprintf("out-%d.db", i)) }
+// sinkFile is run i's SQLite file, in the serve's default --allow-path directory
+// (<data-dir>/files, which serve creates at start).
+func sinkFile(dir string, i int) string {
+	return filepath.Join(dir, "files", fmt.Sprintf("out-%d.db", i))
+}
 
 // checkSinkFiles proves the SQLite runs wrote: one file per completed run, and every
 // sinkSampleEvery-th holds its row.
 func checkSinkFiles(ctx context.Context, dir string, completed int) error {
-	files, err := filepath.Glob(filepath.Join(dir, "out-*.db"))
+	files, err := filepath.Glob(filepath.Join(dir, "files", "out-*.db"))
 	if err != nil {
 		return err
 	}

@@ -133,7 +133,7 @@ func TestServeBody(t *testing.T) {
 		require.Equal(t, 1, cfg.Pipeline.Source.Config["count"])
 		require.Equal(t, sink, cfg.Pipeline.Sink.Type)
 		if sink == "sqlite" {
-			require.Equal(t, "sqlite:"+filepath.Join(dir, "out-7.db"), cfg.Pipeline.Sink.Config["connection_url"],
+			require.Equal(t, "sqlite:"+filepath.Join(dir, "files", "out-7.db"), cfg.Pipeline.Sink.Config["connection_url"],
 				"one absolute file per run: the server does not run in the config's directory")
 		}
 	}

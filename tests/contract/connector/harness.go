@@ -38,6 +38,9 @@ type Capabilities struct {
 	// ConcurrentCreate: the sink's config creates its table (create_table: true), and
 	// several runs creating it at the same moment must all succeed.
 	ConcurrentCreate bool
+	// Reaches says what the connector touches through the confinement port; the suite
+	// checks it asks the port for exactly that (SPEC §14.1).
+	Reaches Reaches
 }
 
 // Dataset is a set of rows sharing columns.
@@ -93,4 +96,5 @@ func Run(t *testing.T, h Harness) {
 	if h.NewSink != nil {
 		runSink(t, h)
 	}
+	runReach(t, h)
 }
