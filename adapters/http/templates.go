@@ -67,7 +67,6 @@ type paramView struct {
 	MaxLength int    `json:"max_length,omitempty"`
 }
 
-
 type templateView struct {
 	ID           string      `json:"id"`
 	Version      int         `json:"version"`
