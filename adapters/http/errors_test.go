@@ -31,7 +31,7 @@ func sentinels() []error {
 	// Every exported sentinel of domain/ and application/ that a request can meet.
 	// cluster.ErrUndeliverable is left out: it only concerns callback delivery.
 	out = append(out, run.ErrNotFound, run.ErrConflict, run.ErrLeaseLost, run.ErrInvalidTransition, run.ErrUnavailable,
-		pipeline.ErrInvalidConfig, pipeline.ErrShardRefused, pipeline.ErrSecretParamMisplaced, execute.ErrDirectiveRefused, pool.ErrUnserved, pool.ErrOverrideDenied,
+		pipeline.ErrInvalidConfig, pipeline.ErrInvalidParams, pipeline.ErrShardRefused, pipeline.ErrSecretParamMisplaced, execute.ErrDirectiveRefused, pool.ErrUnserved, pool.ErrOverrideDenied,
 		callback.ErrRefused, shard.ErrInvalidCount, state.ErrFormat,
 		secret.ErrTooShort, secret.ErrTokenInText, secret.ErrUnknownToken,
 		schedule.ErrInvalidCron, schedule.ErrInvalidSchedule,
@@ -73,6 +73,7 @@ func TestErrorTable(t *testing.T) {
 		{runs.ErrRunNotTerminal, 409, "run_not_terminal"},
 		{runs.ErrRunDeleted, 410, "run_deleted"},
 		{pipeline.Errors{{Path: "pipeline.name", Message: "required"}}, 422, "invalid_config"},
+		{pipeline.Errors{{Path: "pipeline.name", Message: "required"}, {Path: "params.day", Message: "must be a date", Param: "day"}}, 422, "invalid_params"},
 		{&pipeline.SyntaxError{Message: "bad"}, 422, "invalid_config"},
 		{&execute.DirectiveRefusedError{Path: "a.b", Directive: "${env:X}", Reason: "no"}, 422, "directive_refused"},
 		{&runs.CallbackRefusedError{Path: "callback.url", Message: "metadata host"}, 422, "invalid_config"},
@@ -255,4 +256,21 @@ func TestPanicIsA500(t *testing.T) {
 	require.Equal(t, "internal", code)
 	require.NotContains(t, msg, "boom")
 	require.Contains(t, e.log.String(), "panicked")
+}
+
+// TestInvalidParamsNameTheParam: a refused param value answers invalid_params, and each
+// error about a value names its param in details.
+func TestInvalidParamsNameTheParam(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.runs.submit = func(runs.SubmitRequest) (runs.SubmitResult, error) {
+		return runs.SubmitResult{}, pipeline.Errors{{Path: "params.region", Message: "must be one of eu, us (enum)", Param: "region"}}
+	}
+	rec := e.do(t, http.MethodPost, "/v1/runs", adminToken, map[string]any{"config": "x: 1"})
+	require.Equal(t, http.StatusUnprocessableEntity, rec.Code)
+	code, msg, details := errorOf(t, rec)
+	require.Equal(t, "invalid_params", code)
+	require.Contains(t, msg, "params.region: must be one of eu, us (enum)")
+	require.Equal(t, []any{map[string]any{"path": "params.region", "message": "must be one of eu, us (enum)", "param": "region"}},
+		details["errors"])
 }

@@ -6,7 +6,8 @@ func templatePaths() obj {
 	tenant := param("tenant", "path", "the tenant the run is stamped with", typ("string", ""))
 	object := func(desc string) obj { return typ("object", desc) }
 	runBody := obj{"required": false, "content": obj{"application/json": obj{"schema": object(
-		"{params?: {name: string|number|bool}, pool?, labels?, idempotency_key?, run_key?, callback?}")}}}
+		"{params?: {name: string|number|bool}, pool?, labels?, idempotency_key?, run_key?, callback?}; a value the " +
+			"param's type or constraints refuse is 422 invalid_params naming the param")}}}
 	started := obj{
 		"202": jsonBody(ref("SubmitResponse"), "the run was created"),
 		"200": jsonBody(ref("SubmitResponse"), "an existing run answers; replayed is true"),
@@ -17,7 +18,8 @@ func templatePaths() obj {
 		"idempotency_conflict", "run_deleted", "queue_full", "draining", "history_unavailable"}
 
 	register := op("Register a template, or the next version of an existing id", nil,
-		obj{"201": jsonBody(object("the template: id, version, pool, pool_override, tenants, params"), "registered")},
+		obj{"201": jsonBody(object("the template: id, version, pool, pool_override, tenants, params "+
+			"([{name, type: string|int|float|bool|date|datetime, required, default, secret, description, enum, pattern, min, max, max_length}])"), "registered")},
 		"invalid_body", "body_too_large", "invalid_config", "history_unavailable")
 	register["requestBody"] = obj{"required": true, "content": obj{"application/json": obj{"schema": object(
 		"{id, config, pool?, pool_override?: true | [pools], tenants?: [names] | \"*\"}")}}}

@@ -12,7 +12,6 @@ import (
 
 	"github.com/sluicehq/sluice/application/runs"
 	"github.com/sluicehq/sluice/application/templates"
-	"github.com/sluicehq/sluice/domain/pipeline"
 	"github.com/sluicehq/sluice/domain/pool"
 )
 
@@ -68,15 +67,6 @@ type paramView struct {
 	MaxLength int    `json:"max_length,omitempty"`
 }
 
-// paramJSON is a param value as JSON carries it: dates and times as their text.
-func paramJSON(v any) any {
-	switch v.(type) {
-	case nil, string, int64, float64, bool:
-		return v
-	}
-	return pipeline.ParamText(v)
-}
-
 type templateView struct {
 	ID           string      `json:"id"`
 	Version      int         `json:"version"`
@@ -108,22 +98,7 @@ func toTemplate(v *templates.View) templateView {
 		out.Tenants = []string{}
 	}
 	for _, p := range v.Params {
-		d := p.Default
-		if p.Secret {
-			d = nil // a default of a secret param is not shown either
-		}
-		pv := paramView{Name: p.Name, Type: string(p.Type), Required: p.Required,
-			Default: paramJSON(d), Secret: p.Secret, Description: p.Description, Pattern: p.Pattern,
-			Min: paramJSON(p.Min), Max: paramJSON(p.Max), MaxLength: p.MaxLength}
-		if p.Type == pipeline.ParamString && pv.MaxLength == 0 {
-			pv.MaxLength = pipeline.DefaultMaxLength
-		}
-		if !p.Secret {
-			for _, e := range p.Enum {
-				pv.Enum = append(pv.Enum, paramJSON(e))
-			}
-		}
-		out.Params = append(out.Params, pv)
+		out.Params = append(out.Params, paramView(templates.ShowParam(p)))
 	}
 	return out
 }

@@ -85,22 +85,22 @@ type templateView struct {
 
 type paramView struct {
 	Name        string `json:"name"`
-	Type        string `json:"type" jsonschema:"string, int, float or bool"`
+	Type        string `json:"type" jsonschema:"string, int, float, bool, date (YYYY-MM-DD) or datetime (RFC 3339)"`
 	Required    bool   `json:"required"`
 	Default     any    `json:"default,omitempty" jsonschema:"the value used when the param is not passed (never shown for secret params)"`
 	Secret      bool   `json:"secret"`
 	Description string `json:"description,omitempty"`
+	Enum        []any  `json:"enum,omitempty" jsonschema:"the only values the param accepts"`
+	Pattern     string `json:"pattern,omitempty" jsonschema:"an RE2 expression the whole value must match"`
+	Min         any    `json:"min,omitempty" jsonschema:"the smallest value accepted (numbers, dates, datetimes)"`
+	Max         any    `json:"max,omitempty" jsonschema:"the largest value accepted (numbers, dates, datetimes)"`
+	MaxLength   int    `json:"max_length,omitempty" jsonschema:"the longest string accepted, in characters"`
 }
 
 func toTemplateView(v *templates.View) templateView {
 	out := templateView{ID: v.ID, Version: v.Version, Pool: v.Pool, Params: []paramView{}}
 	for _, p := range v.Params {
-		d := p.Default
-		if p.Secret {
-			d = nil
-		}
-		out.Params = append(out.Params, paramView{Name: p.Name, Type: string(p.Type), Required: p.Required,
-			Default: d, Secret: p.Secret, Description: p.Description})
+		out.Params = append(out.Params, paramView(templates.ShowParam(p)))
 	}
 	return out
 }

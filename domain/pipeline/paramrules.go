@@ -47,6 +47,16 @@ func parseDatetime(s string) (time.Time, bool) {
 	return t, err == nil
 }
 
+// JSONValue is a param value as a JSON answer carries it: strings, numbers and bools as
+// they are, dates and times as their text (YYYY-MM-DD, RFC 3339).
+func JSONValue(v any) any {
+	switch v.(type) {
+	case nil, string, int64, float64, bool:
+		return v
+	}
+	return ParamText(v)
+}
+
 // compareValues orders two values of one param type; ok is false for types without an
 // order (strings, bools).
 func compareValues(a, b any) (int, bool) {

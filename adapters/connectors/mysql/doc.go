@@ -18,7 +18,9 @@
 // string); other types (text, ENUM, TIME, …) → string; BOOLEAN is TINYINT(1) → int64;
 // NULL → nil. Incremental reads run `SELECT * FROM (query) AS q WHERE q.CURSOR > ? ORDER
 // BY q.CURSOR` with the rule for ties at page edges of internal/pager; a time bookmark is
-// turned back into a DATETIME argument after describing the query.
+// turned back into a DATETIME argument after describing the query. A read with arguments
+// (the query's ${param.*}, ${now.*} and ${backfill.*}, then the bookmark) is prepared on
+// the server, so they are bind parameters there and never interpolated into its text.
 //
 // Sink. Columns are matched by name (case-insensitively, as MySQL does); columns the
 // table lacks are an error naming them. append is multi-row INSERTs of at most 4 MiB of

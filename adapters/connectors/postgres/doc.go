@@ -16,11 +16,18 @@
 // "infinity"/"-infinity"); json/jsonb → decoded (objects map[string]any, arrays []any,
 // whole numbers int64); bytea → []byte; uuid → string; arrays → []any of those values;
 // anything else → its text form as PostgreSQL prints it; NULL → nil. Incremental reads
-// run `SELECT * FROM (query) AS q WHERE q.CURSOR > $1 ORDER BY q.CURSOR` (no WHERE on a
+// run `SELECT * FROM (query) AS q WHERE q.CURSOR > $n ORDER BY q.CURSOR` (no WHERE on a
 // first run) and bookmark the cursor's last value per page, stepping back when the next
 // row shares it (see internal/pager); with exact edges (exactly-once) a page instead
 // grows until the cursor value changes. A full read can pass its rows through as COPY
 // text (`COPY (query) TO STDOUT`) when the sink is a PostgreSQL table that accepts them.
+//
+// Params. The query's ${param.*}, ${now.*} and ${backfill.*} arrive as bind parameters
+// $1…$n (the bookmark follows them), typed by the param (int8, float8, bool, date,
+// timestamptz; strings untyped, so the server types them from their place) — on the
+// prepared read, the key-range planning and each shard's read. COPY takes no parameters:
+// there each value is first stored as a bind parameter in a session setting and the query
+// reads it back with current_setting(…) cast to the type the prepared read gave it.
 //
 // Sink. The table is named exactly as written (case-sensitive), optionally schema.table.
 // Values are sent as COPY text: numbers and booleans as text, times as RFC 3339 in UTC,

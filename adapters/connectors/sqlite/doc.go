@@ -15,6 +15,9 @@
 // is not part of the page. The source reads one row ahead so that rows sharing the last
 // cursor value at a page edge are never skipped (see cursor.EdgeBookmark); when the read
 // asks for exact edges (exactly-once) a page instead grows until the cursor value changes.
+// The query's ${param.*}, ${now.*} and ${backfill.*} are ? bind parameters (before the
+// bookmark's); SQLite has no date type, so dates and times go as the text it stores,
+// YYYY-MM-DD and RFC 3339.
 //
 // Sink. write_mode append inserts; upsert is INSERT … ON CONFLICT(key) DO UPDATE, which
 // needs a PRIMARY KEY or UNIQUE index on the key columns; delete deletes rows whose key
