@@ -242,8 +242,8 @@ func provideMember(s *serveSettings, p *process, id identity, log memberLog, st 
 
 func provideRuns(s *serveSettings, p *process, log *slog.Logger, st *store.Store, loader *execute.Loader,
 	m *cluster.Member, d *drainFlag, mt *metrics.Metrics,
-) (*runs.Service, *approvals.Service, error) {
-	ap, bind := newApprovals(s, st, log)
+) (*runs.Service, *approvals.Service, *backfillVia, error) {
+	ap, bf, bind := newApprovals(s, st, log)
 	deps := runs.Deps{
 		Store:     st,
 		Loader:    loader,
@@ -260,7 +260,7 @@ func provideRuns(s *serveSettings, p *process, log *slog.Logger, st *store.Store
 		// non-draining member serves it (§5.4), and older members are checked (§4.10).
 		adm, err := runs.NewClusterAdmission(st, s.LeaseTTL, s.Pools)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		deps.Admission, deps.Capabilities = adm, adm
 	}
@@ -276,7 +276,7 @@ func provideRuns(s *serveSettings, p *process, log *slog.Logger, st *store.Store
 		RequireApproval:      s.RequireApproval,
 	})
 	bind(svc)
-	return svc, ap, nil
+	return svc, ap, bf, nil
 }
 
 func provideHealth(s *serveSettings, st *store.Store, m *cluster.Member, d *drainFlag, view membershipView,
