@@ -237,6 +237,7 @@ func provideMember(s *serveSettings, p *process, id identity, log memberLog, st 
 		Metrics:       m,
 		Log:           log.Logger,
 		Redactor:      p.redactor,
+		Audit:         st,
 	}))
 }
 

@@ -112,6 +112,9 @@ type Deps struct {
 	// Secrets reads a claimed run's sealed secret values; nil: runs holding ${sealed:N}
 	// tokens fail with vault_key_missing.
 	Secrets SecretSource
+	// Audit records the system transitions (reclaim, poison, pool timeout, hand-back)
+	// with this member as actor; nil records nothing.
+	Audit Auditor
 }
 
 // SecretSource reads the sealed secret values of a run, index n for its ${sealed:n}

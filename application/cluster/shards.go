@@ -118,6 +118,7 @@ func (m *Member) countShardReclaim(got ShardReclaim) bool {
 	for _, r := range got.Shards {
 		m.metrics.ShardReclaimed(r.Outcome)
 		m.log.Info("reclaimed a shard whose lease expired", "run_id", r.RunID, "shard", r.Index, "outcome", r.Outcome)
+		m.audit(ActionShardReclaimed, r.RunID, map[string]any{"shard": r.Index, "outcome": r.Outcome})
 		requeued = requeued || r.Outcome == "requeued"
 		m.runEnded(r.RunID, r.Parent)
 	}
