@@ -153,6 +153,9 @@ func provideOutbound(s *serveSettings) (*outbound, error) { return newOutbound(s
 func provideRegistry(p *process, o *outbound) *connectors.Registry {
 	return builtin.Registry(
 		builtin.WithStdout(p.env.Stdout),
+		// A served config's rows go to the server's own output: mask what the redactor
+		// knows (secret params of the runs here, URL passwords).
+		builtin.WithStdoutRedactor(p.redactor.Redact),
 		builtin.WithHTTPClient(o.client()),
 		builtin.WithURLCheck(o.checkURL),
 	)
