@@ -241,6 +241,7 @@ func provideMember(s *serveSettings, p *process, id identity, log memberLog, st 
 		Log:           log.Logger,
 		Redactor:      p.redactor,
 		Audit:         st,
+		Withhold:      connectors.WithholdRowData,
 	}))
 }
 

@@ -54,7 +54,7 @@ func (m *Member) coordinate(e *execution, log *slog.Logger, cfg *pipeline.Config
 		if res, stopped := m.stopped(e, p); stopped {
 			return res, true
 		}
-		code, msg := codeOf(err, run.CodeConfigError)
+		code, msg := m.codeOf(err, run.CodeConfigError)
 		log.Error("run failed: planning its shards", "code", code, "error", msg)
 		return m.failed(code, msg, p), true
 	}
