@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/sluicehq/sluice/application/execute"
 	"github.com/sluicehq/sluice/application/runs"
+	"github.com/sluicehq/sluice/domain/run"
 )
 
 // ActionBackfillProposed is the audit action of a backfill recorded as a change request.
@@ -17,10 +19,10 @@ type BackfillProposer interface {
 	ProposeBackfill(ctx context.Context, p runs.Principal, request []byte, name, pool string) (string, error)
 }
 
-// ConfigChecker checks a config the way a submission would, storing nothing
-// (runs.Service.Validate).
+// ConfigChecker checks a request the way a submission would, storing nothing
+// (runs.Service.ValidateRequest).
 type ConfigChecker interface {
-	Validate(ctx context.Context, p runs.Principal, config []byte, params map[string]string, pool string) ([]string, error)
+	ValidateRequest(ctx context.Context, req runs.SubmitRequest) ([]string, error)
 }
 
 // proposeBackfill records the backfill as one change request after the checks its runs
@@ -42,8 +44,13 @@ func (s *Service) proposeBackfill(ctx context.Context, p runs.Principal, req Bac
 			}
 		}
 		name = req.Template
-	} else if s.deps.Checker != nil {
-		if _, err := s.deps.Checker.Validate(ctx, p, req.Config, nil, req.Pool); err != nil {
+	} else if s.deps.Checker != nil && len(plan.windows) > 0 {
+		// Checked as its first window's run: ${backfill.*} resolve there.
+		w := plan.windows[0]
+		start := w.Start.UTC()
+		if _, err := s.deps.Checker.ValidateRequest(ctx, runs.SubmitRequest{Principal: p, Config: req.Config, Pool: req.Pool,
+			TriggerKind: string(run.TriggerBackfill), Clock: &start, Zone: plan.loc,
+			Backfill: &execute.Window{Start: start, End: w.End.UTC()}}); err != nil {
 			return nil, err
 		}
 	}

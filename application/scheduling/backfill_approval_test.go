@@ -32,7 +32,9 @@ func TestBackfillUnderApprovalIsOneChangeRequest(t *testing.T) {
 	otto := runs.Principal{Name: "otto", Role: runs.Operator}
 	vera := runs.Principal{Name: "vera", Role: runs.Operator}
 
-	cfg := []byte("version: 1\nname: inline\npipeline:\n  source: { type: generate, config: { count: 1 } }\n  sink: { type: stdout }\n")
+	// An inline config using the window: it is checked as its first window's run.
+	cfg := []byte("version: 1\nname: inline\npipeline:\n  source: { type: generate, config: { count: 1 } }\n" +
+		"  sink: { type: sqlite, config: { connection_url: \"sqlite:" + w.dir + "/bf-${backfill.start}.db\", table_name: t, create_table: true } }\n")
 	for name, req := range map[string]scheduling.BackfillRequest{
 		"template": {Template: "orders", Params: map[string]string{"table": "t1"}, From: day(1), To: day(4), Window: "P1D"},
 		"config":   {Config: cfg, From: day(1), To: day(3), Window: "P1D"},
