@@ -155,6 +155,9 @@ func provideOutbound(s *serveSettings) (*outbound, error) { return newOutbound(s
 func provideRegistry(p *process, o *outbound) *connectors.Registry {
 	return builtin.Registry(
 		builtin.WithStdout(p.env.Stdout),
+		// A served config's rows go to the server's own output: mask what the redactor
+		// knows (secret params of the runs here, URL passwords).
+		builtin.WithStdoutRedactor(p.redactor.Redact),
 		builtin.WithHTTPClient(o.client()),
 		builtin.WithURLCheck(o.checkURL),
 	)
@@ -241,13 +244,15 @@ func provideMember(s *serveSettings, p *process, id identity, log memberLog, st 
 		Metrics:       m,
 		Log:           log.Logger,
 		Redactor:      p.redactor,
+		Audit:         st,
+		Withhold:      connectors.WithholdRowData,
 	}))
 }
 
 func provideRuns(s *serveSettings, p *process, log *slog.Logger, st *store.Store, loader *execute.Loader,
 	m *cluster.Member, d *drainFlag, mt *metrics.Metrics, exec *execute.Executor,
-) (*runs.Service, *approvals.Service, error) {
-	ap, bind := newApprovals(s, st, log)
+) (*runs.Service, *approvals.Service, *backfillVia, error) {
+	ap, bf, bind := newApprovals(s, st, log)
 	deps := runs.Deps{
 		Store:     st,
 		Loader:    loader,
@@ -266,7 +271,7 @@ func provideRuns(s *serveSettings, p *process, log *slog.Logger, st *store.Store
 		// non-draining member serves it (§5.4), and older members are checked (§4.10).
 		adm, err := runs.NewClusterAdmission(st, s.LeaseTTL, s.Pools)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		deps.Admission, deps.Capabilities = adm, adm
 	}
@@ -282,7 +287,7 @@ func provideRuns(s *serveSettings, p *process, log *slog.Logger, st *store.Store
 		RequireApproval:      s.RequireApproval,
 	})
 	bind(svc)
-	return svc, ap, nil
+	return svc, ap, bf, nil
 }
 
 func provideHealth(s *serveSettings, st *store.Store, m *cluster.Member, d *drainFlag, view membershipView,

@@ -11,6 +11,7 @@ import (
 	"github.com/sluicehq/sluice/adapters/store"
 	"github.com/sluicehq/sluice/application/approvals"
 	"github.com/sluicehq/sluice/application/runs"
+	"github.com/sluicehq/sluice/application/scheduling"
 )
 
 // Values of --require-approval (SPEC §9.5).
@@ -56,10 +57,19 @@ func (v *submitVia) Submit(ctx context.Context, req runs.SubmitRequest) (runs.Su
 }
 
 // newApprovals builds the change-request use-cases; bind points them at the funnel.
-func newApprovals(s *serveSettings, st *store.Store, log *slog.Logger) (ap *approvals.Service, bind func(*runs.Service)) {
-	via := &submitVia{}
-	ap = approvals.New(approvals.Deps{Store: st, Runs: via, Sealer: runsSealer(s), Audit: st, Log: log})
-	return ap, func(svc *runs.Service) { via.svc = svc }
+func newApprovals(s *serveSettings, st *store.Store, log *slog.Logger) (ap *approvals.Service, bf *backfillVia, bind func(*runs.Service)) {
+	via, bf := &submitVia{}, &backfillVia{}
+	ap = approvals.New(approvals.Deps{Store: st, Runs: via, Backfills: bf, Sealer: runsSealer(s), Audit: st, Log: log})
+	return ap, bf, func(svc *runs.Service) { via.svc = svc }
+}
+
+// backfillVia breaks the same cycle for backfills: the schedules (which propose
+// backfills through the approvals) are built after the approvals (which create an
+// approved backfill's windows through the schedules).
+type backfillVia struct{ svc *scheduling.Service }
+
+func (v *backfillVia) ApproveBackfill(ctx context.Context, p runs.Principal, request []byte) (string, error) {
+	return v.svc.ApproveBackfill(ctx, p, request)
 }
 
 var _ apihttp.ApprovalService = (*approvals.Service)(nil)

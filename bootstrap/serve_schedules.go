@@ -9,6 +9,7 @@ import (
 	"github.com/sluicehq/sluice/adapters/metrics"
 	"github.com/sluicehq/sluice/adapters/notify"
 	"github.com/sluicehq/sluice/adapters/store"
+	"github.com/sluicehq/sluice/application/approvals"
 	"github.com/sluicehq/sluice/application/runs"
 	"github.com/sluicehq/sluice/application/scheduling"
 	"github.com/sluicehq/sluice/application/templates"
@@ -17,9 +18,9 @@ import (
 // provideSchedules builds the schedule and backfill use-cases over the template entry
 // point and the run service, so their runs take the one submit funnel.
 func provideSchedules(s *serveSettings, log *slog.Logger, st *store.Store, tpl *templates.Service, svc *runs.Service,
-	m *metrics.Metrics,
+	m *metrics.Metrics, ap *approvals.Service, bf *backfillVia,
 ) *scheduling.Service {
-	return scheduling.New(scheduling.Deps{
+	sch := scheduling.New(scheduling.Deps{
 		Store:     st,
 		Templates: tpl,
 		Runs:      svc,
@@ -27,7 +28,11 @@ func provideSchedules(s *serveSettings, log *slog.Logger, st *store.Store, tpl *
 		Log:       log,
 		Metrics:   m,
 		Audit:     st,
-	}, scheduling.Config{Zone: s.Zone})
+		Proposer:  ap,
+		Checker:   svc,
+	}, scheduling.Config{Zone: s.Zone, RequireApproval: s.RequireApproval})
+	bf.svc = sch
+	return sch
 }
 
 // startScheduler campaigns for the scheduler's leadership once the API serves (SPEC

@@ -219,6 +219,11 @@ func NewBackfillCommand(deps RunsDeps) *cobra.Command {
 			if f.json {
 				return writeJSON(cmd.OutOrStdout(), res)
 			}
+			if res.ChangeRequestID != "" {
+				_, err := fmt.Fprintf(cmd.OutOrStdout(), "backfill %s: proposed change request %s: its runs start once another operator approves it\n",
+					res.BackfillID, res.ChangeRequestID)
+				return err
+			}
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintf(w, "backfill %s: %d runs\n", res.BackfillID, len(res.Runs))
 			fmt.Fprintln(w, "RUN\tSTART\tEND")

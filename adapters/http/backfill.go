@@ -37,7 +37,8 @@ type backfillRunView struct {
 	End   string `json:"end"`
 }
 
-// backfill is POST /v1/backfill: 202 with one run per window (SPEC §9.4).
+// backfill is POST /v1/backfill: 202 with one run per window (SPEC §9.4), or with the
+// one change request that will create them under --require-approval run (SPEC §9.5).
 func (s *server) backfill(c *gin.Context) {
 	var b backfillBody
 	if err := s.decodeTemplateBody(c, &b); err != nil {
@@ -72,6 +73,11 @@ func (s *server) backfill(c *gin.Context) {
 	bf, err := s.deps.Backfills.Backfill(c.Request.Context(), principal(c), req)
 	if err != nil {
 		s.fail(c, err)
+		return
+	}
+	if bf.ChangeRequestID != "" {
+		// --require-approval run: the whole backfill waits as one change request.
+		c.JSON(http.StatusAccepted, gin.H{"backfill_id": bf.ID, "change_request_id": bf.ChangeRequestID, "status": "proposed"})
 		return
 	}
 	out := make([]backfillRunView, 0, len(bf.Runs))

@@ -12,9 +12,10 @@ func schedulePaths() obj {
 	create["requestBody"] = obj{"required": true, "content": obj{"application/json": obj{"schema": ref("ScheduleRequest")}}}
 
 	backfill := op("Run a template or config once per window of a time range", nil,
-		obj{"202": jsonBody(ref("BackfillResponse"), "one run per window; posting the same backfill again answers the same runs")},
+		obj{"202": jsonBody(ref("BackfillResponse"), "one run per window; posting the same backfill again answers the same runs. "+
+			"Under --require-approval run: the one change request that creates the windows when approved, and no run")},
 		"invalid_body", "body_too_large", "not_found", "invalid_config", "invalid_params", "directive_refused", "pool_unserved",
-		"vault_key_required", "path_refused", "host_refused", "history_refused", "queue_full", "draining", "history_unavailable")
+		"vault_key_required", "secret_params_refused", "path_refused", "host_refused", "history_refused", "queue_full", "draining", "history_unavailable")
 	backfill["requestBody"] = obj{"required": true, "content": obj{"application/json": obj{"schema": ref("BackfillRequest")}}}
 
 	return obj{
@@ -99,7 +100,9 @@ func scheduleSchemas() obj {
 	}
 	bfRun := obj{"run_id": str(""), "start": timestamp("window start, inclusive"), "end": timestamp("window end, exclusive")}
 	bfResp := obj{"backfill_id": str("the same for the same request; its runs carry the label backfill_id"),
-		"runs": obj{"type": "array", "items": ref("BackfillRun")}}
+		"runs":              obj{"type": "array", "items": ref("BackfillRun"), "description": "absent while proposed"},
+		"change_request_id": str("under --require-approval run: the change request whose approval creates the windows"),
+		"status":            obj{"type": "string", "enum": []any{"proposed"}, "description": "proposed, with change_request_id"}}
 	return obj{
 		"ScheduleRequest":   closedObject([]string{"cron"}, request),
 		"Schedule":          closedObject(propNames(sched), sched),
@@ -110,6 +113,6 @@ func scheduleSchemas() obj {
 		"SchedulesResponse": closedObject(propNames(list), list),
 		"BackfillRequest":   closedObject([]string{"from", "to", "window"}, bfReq),
 		"BackfillRun":       closedObject(propNames(bfRun), bfRun),
-		"BackfillResponse":  closedObject(propNames(bfResp), bfResp),
+		"BackfillResponse":  closedObject([]string{"backfill_id"}, bfResp),
 	}
 }

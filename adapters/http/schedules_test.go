@@ -244,10 +244,16 @@ func TestSchedulesNotServed(t *testing.T) {
 	require.Equal(t, "not_found", code)
 }
 
-type fakeBackfills struct{ got []scheduling.BackfillRequest }
+type fakeBackfills struct {
+	got     []scheduling.BackfillRequest
+	propose bool
+}
 
 func (f *fakeBackfills) Backfill(_ context.Context, _ runs.Principal, r scheduling.BackfillRequest) (*scheduling.Backfill, error) {
 	f.got = append(f.got, r)
+	if f.propose {
+		return &scheduling.Backfill{ID: "bf-1", ChangeRequestID: "cr-1"}, nil
+	}
 	start := r.From
 	return &scheduling.Backfill{ID: "bf-1", Runs: []scheduling.BackfillRun{{RunID: "r-1", Start: start, End: start.Add(24 * time.Hour)}}}, nil
 }
@@ -275,7 +281,8 @@ func TestBackfillRoute(t *testing.T) {
 	require.True(t, time.Date(2026, 3, 1, 23, 0, 0, 0, time.UTC).Equal(got.To))
 	require.Equal(t, 2, *got.MaxActive)
 	answer := decode(t, rec)
-	require.Equal(t, schemaProps(t, doc, "BackfillResponse"), keys(answer))
+	require.Equal(t, []string{"backfill_id", "runs"}, keys(answer))
+	require.Subset(t, schemaProps(t, doc, "BackfillResponse"), keys(answer))
 	require.Equal(t, schemaProps(t, doc, "BackfillRun"), keys(answer["runs"].([]any)[0].(map[string]any)))
 	require.Equal(t, "2026-03-02T00:00:00Z", answer["runs"].([]any)[0].(map[string]any)["end"])
 
@@ -288,4 +295,12 @@ func TestBackfillRoute(t *testing.T) {
 	require.Equal(t, http.StatusForbidden, e.do(t, http.MethodPost, "/v1/backfill", viewerToken, body).Code)
 	require.Len(t, f.got, 1, "refused requests reach no service")
 	require.Equal(t, http.StatusNotFound, newEnv(t).do(t, http.MethodPost, "/v1/backfill", operatorToken, body).Code)
+
+	// Under --require-approval run the answer is the one change request (SPEC §9.5).
+	f.propose = true
+	rec = e.do(t, http.MethodPost, "/v1/backfill", operatorToken, body)
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+	answer = decode(t, rec)
+	require.Equal(t, map[string]any{"backfill_id": "bf-1", "change_request_id": "cr-1", "status": "proposed"}, answer)
+	require.Subset(t, schemaProps(t, doc, "BackfillResponse"), keys(answer))
 }

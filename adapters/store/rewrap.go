@@ -43,6 +43,9 @@ func (s *Store) Rewrap(ctx context.Context, fn RewrapFunc) (int, error) {
 		{"template", "SELECT id AS a, CAST(version AS TEXT) AS b, config AS v FROM sluice_templates WHERE config_sealed = ?",
 			"UPDATE sluice_templates SET config = ? WHERE id = ? AND CAST(version AS TEXT) = ? AND config = ?", []any{true},
 			func(r row) (string, runs.Purpose, []any) { return r.A, runs.PurposeTemplate, []any{r.A, r.B} }},
+		{"callback", "SELECT run_id AS a, CAST(id AS TEXT) AS b, payload AS v FROM sluice_outbox WHERE url = ?",
+			"UPDATE sluice_outbox SET payload = ? WHERE run_id = ? AND CAST(id AS TEXT) = ? AND payload = ?", []any{runs.SealedOutboxURL},
+			func(r row) (string, runs.Purpose, []any) { return r.A, runs.PurposeOutbox, []any{r.A, r.B} }},
 	}
 	for _, p := range passes {
 		var rows []row

@@ -63,3 +63,10 @@ type Submitter interface {
 type Auditor interface {
 	Audit(ctx context.Context, e runs.AuditEntry) error
 }
+
+// Backfiller creates the windows of an approved backfill change request as the
+// approver (scheduling.Service); request is what ProposeBackfill stored. It answers the
+// first window's run.
+type Backfiller interface {
+	ApproveBackfill(ctx context.Context, p runs.Principal, request []byte) (runID string, err error)
+}

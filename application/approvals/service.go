@@ -24,9 +24,11 @@ const (
 // Deps are the ports of the change-request use-cases. Store is required; Runs is
 // required to approve; Sealer is the vault (nil: requests are stored as JSON).
 type Deps struct {
-	Store  Store
-	Runs   Submitter
-	Sealer runs.Sealer
+	Store Store
+	Runs  Submitter
+	// Backfills creates the windows of an approved backfill; nil refuses to approve one.
+	Backfills Backfiller
+	Sealer    runs.Sealer
 	// Audit records decisions; nil records nothing (tests).
 	Audit Auditor
 	Log   *slog.Logger           // nil: discard
@@ -58,10 +60,6 @@ var _ runs.Proposer = (*Service)(nil)
 // refused at once. The request is kept whole (params included) and sealed like a
 // config when the server has a vault key.
 func (s *Service) Propose(ctx context.Context, req runs.SubmitRequest, name, poolName string) (string, error) {
-	id, err := s.deps.NewID()
-	if err != nil {
-		return "", fmt.Errorf("new change request id: %w", err)
-	}
 	stored := req
 	stored.Principal = runs.Principal{}
 	stored.Propose = false
@@ -69,9 +67,26 @@ func (s *Service) Propose(ctx context.Context, req runs.SubmitRequest, name, poo
 	if err != nil {
 		return "", fmt.Errorf("encode the change request: %w", err)
 	}
+	return s.create(ctx, req.Principal, req.Tenant, req.TriggerKind, text, name, poolName)
+}
+
+// ProposeBackfill stores a whole backfill (the JSON of its request) as ONE change
+// request with trigger kind backfill; approval creates its windows through the
+// Backfiller (SPEC §9.5).
+func (s *Service) ProposeBackfill(ctx context.Context, p runs.Principal, request []byte, name, poolName string) (string, error) {
+	return s.create(ctx, p, "", string(run.TriggerBackfill), request, name, poolName)
+}
+
+// create stores a change request of kind with its request text, sealed when the server
+// has a vault key.
+func (s *Service) create(ctx context.Context, p runs.Principal, tenant, kind string, text []byte, name, poolName string) (string, error) {
+	id, err := s.deps.NewID()
+	if err != nil {
+		return "", fmt.Errorf("new change request id: %w", err)
+	}
 	now := s.deps.Clock().UTC()
-	cr := &ChangeRequest{ID: id, Proposer: req.Principal.Name, Tenant: req.Tenant, Name: name, Pool: poolName,
-		TriggerKind: req.TriggerKind, Request: string(text), Status: Proposed, CreatedAt: now, ExpiresAt: now.Add(TTL)}
+	cr := &ChangeRequest{ID: id, Proposer: p.Name, Tenant: tenant, Name: name, Pool: poolName,
+		TriggerKind: kind, Request: string(text), Status: Proposed, CreatedAt: now, ExpiresAt: now.Add(TTL)}
 	if s.deps.Sealer != nil {
 		sealed, err := s.deps.Sealer.Seal(ctx, id, runs.PurposeChangeRequest, text)
 		if err != nil {
@@ -134,9 +149,35 @@ func (s *Service) settle(cr *ChangeRequest, now time.Time) {
 // had its own, so two approvers racing create one run, and only one decision is
 // recorded; a submission that fails leaves the request proposed.
 func (s *Service) Approve(ctx context.Context, p runs.Principal, id string) (*ChangeRequest, error) {
-	cr, req, err := s.decidable(ctx, p, id, Approved)
+	cr, text, err := s.decidable(ctx, p, id, Approved)
 	if err != nil {
 		return nil, err
+	}
+	runID, err := s.carryOut(ctx, p, cr, text)
+	if err != nil {
+		return nil, err
+	}
+	now := s.deps.Clock().UTC()
+	if err := s.deps.Store.DecideChangeRequest(ctx, id, Approved, p.Name, now, runID); err != nil {
+		return nil, err
+	}
+	cr.Status, cr.DecidedBy, cr.DecidedAt, cr.RunID = Approved, p.Name, now, runID
+	s.audit(ctx, p, ActionApproved, cr)
+	return cr, nil
+}
+
+// carryOut does what an approved request asks, as the approver: a backfill creates its
+// windows (the first window's run is recorded), anything else is submitted as one run.
+func (s *Service) carryOut(ctx context.Context, p runs.Principal, cr *ChangeRequest, text []byte) (string, error) {
+	if cr.TriggerKind == string(run.TriggerBackfill) {
+		if s.deps.Backfills == nil {
+			return "", fmt.Errorf("change request %s is a backfill and this server runs no backfills: %w", cr.ID, runs.ErrInvalidRequest)
+		}
+		return s.deps.Backfills.ApproveBackfill(ctx, p, text)
+	}
+	var req runs.SubmitRequest
+	if err := json.Unmarshal(text, &req); err != nil {
+		return "", fmt.Errorf("change request %s: the stored request does not decode: %w", cr.ID, err)
 	}
 	req.Principal = p
 	req.TriggerKind = string(run.TriggerApproval)
@@ -146,15 +187,9 @@ func (s *Service) Approve(ctx context.Context, p runs.Principal, id string) (*Ch
 	}
 	res, err := s.deps.Runs.Submit(ctx, req)
 	if err != nil {
-		return nil, err
+		return "", err
 	}
-	now := s.deps.Clock().UTC()
-	if err := s.deps.Store.DecideChangeRequest(ctx, id, Approved, p.Name, now, res.RunID); err != nil {
-		return nil, err
-	}
-	cr.Status, cr.DecidedBy, cr.DecidedAt, cr.RunID = Approved, p.Name, now, res.RunID
-	s.audit(ctx, p, ActionApproved, cr)
-	return cr, nil
+	return res.RunID, nil
 }
 
 // Reject records the decision; nothing runs.
@@ -191,40 +226,36 @@ func (s *Service) audit(ctx context.Context, p runs.Principal, action string, cr
 	}
 }
 
-// decidable loads a change request p may decide now and opens its request.
-func (s *Service) decidable(ctx context.Context, p runs.Principal, id string, to Status) (*ChangeRequest, runs.SubmitRequest, error) {
-	var req runs.SubmitRequest
+// decidable loads a change request p may decide now and opens its request text.
+func (s *Service) decidable(ctx context.Context, p runs.Principal, id string, to Status) (*ChangeRequest, []byte, error) {
 	if err := decider(p, true); err != nil {
-		return nil, req, err
+		return nil, nil, err
 	}
 	cr, err := s.Get(ctx, p, id)
 	if err != nil {
-		return nil, req, err
+		return nil, nil, err
 	}
 	if err := Transition(cr.Status, to); err != nil {
-		return nil, req, fmt.Errorf("change request %s: %w", id, err)
+		return nil, nil, fmt.Errorf("change request %s: %w", id, err)
 	}
 	if cr.Proposer == p.Name {
-		return nil, req, fmt.Errorf("%w: principal %q proposed change request %s; another operator or admin must decide it",
+		return nil, nil, fmt.Errorf("%w: principal %q proposed change request %s; another operator or admin must decide it",
 			runs.ErrForbidden, p.Name, id)
 	}
 	text := []byte(cr.Request)
 	if cr.RequestSealed {
 		if s.deps.Sealer == nil {
-			return nil, req, fmt.Errorf("change request %s is sealed: %w", id, runs.ErrVaultKeyRequired)
+			return nil, nil, fmt.Errorf("change request %s is sealed: %w", id, runs.ErrVaultKeyRequired)
 		}
 		raw, err := base64.StdEncoding.DecodeString(cr.Request)
 		if err != nil {
-			return nil, req, fmt.Errorf("change request %s: %w", id, runs.ErrVaultTampered)
+			return nil, nil, fmt.Errorf("change request %s: %w", id, runs.ErrVaultTampered)
 		}
 		if text, err = s.deps.Sealer.Open(ctx, id, runs.PurposeChangeRequest, raw); err != nil {
-			return nil, req, fmt.Errorf("change request %s: %w", id, err)
+			return nil, nil, fmt.Errorf("change request %s: %w", id, err)
 		}
 	}
-	if err := json.Unmarshal(text, &req); err != nil {
-		return nil, req, fmt.Errorf("change request %s: the stored request does not decode: %w", id, err)
-	}
-	return cr, req, nil
+	return cr, text, nil
 }
 
 // decider: reading needs any role, deciding operator or admin; tenant principals do

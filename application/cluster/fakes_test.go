@@ -50,6 +50,8 @@ type fakeStore struct {
 	orphanCalls  []string
 	reclaimCalls int
 	stopped      []string
+	// reclaims is what the next Reclaim reports, once.
+	reclaims []cluster.Reclaimed
 }
 
 func newFakeStore(pending ...cluster.Claimed) *fakeStore {
@@ -172,7 +174,9 @@ func (s *fakeStore) Reclaim(context.Context, runs.CallbackBuilder) ([]cluster.Re
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.reclaimCalls++
-	return nil, nil
+	out := s.reclaims
+	s.reclaims = nil
+	return out, nil
 }
 
 func (s *fakeStore) ReclaimOrphans(_ context.Context, self string, _ runs.CallbackBuilder) ([]cluster.Reclaimed, error) {

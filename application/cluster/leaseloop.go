@@ -251,6 +251,7 @@ func (m *Member) reclaim() {
 }
 
 func (m *Member) countReclaimed(got []Reclaimed) {
+	m.auditReclaimed(got)
 	for _, r := range got {
 		m.metrics.Reclaimed(r.Outcome)
 		switch r.Outcome {

@@ -112,6 +112,12 @@ type Deps struct {
 	// Secrets reads a claimed run's sealed secret values; nil: runs holding ${sealed:N}
 	// tokens fail with vault_key_missing.
 	Secrets SecretSource
+	// Audit records the system transitions (reclaim, poison, pool timeout, hand-back)
+	// with this member as actor; nil records nothing.
+	Audit Auditor
+	// Withhold removes the row data a failed run's message may quote (a key's values, a
+	// value that did not convert) before it is logged and stored; nil keeps messages.
+	Withhold func(msg string) string
 }
 
 // SecretSource reads the sealed secret values of a run, index n for its ${sealed:n}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/url"
 	"time"
+
+	"github.com/sluicehq/sluice/application/runs"
 )
 
 // Callback delivery rules (SPEC §2.5).
@@ -127,15 +129,22 @@ func (m *Member) sendBatch() (full bool) {
 	return len(items) == outboxBatch
 }
 
+// send delivers one callback. A sealed row (SPEC §14.1) is opened here, in memory only;
+// one that does not open (no key, another key) is retried like a failed delivery, since
+// a member with the key may take it next.
 func (m *Member) send(it OutboxItem) {
-	ctx, cancel := context.WithTimeout(m.root, CallbackTimeout)
-	status, err := m.deps.Deliverer.Deliver(ctx, it.URL, it.Payload)
-	cancel()
+	dest, payload, err := runs.OpenOutbox(m.root, m.deps.Sealer, it.RunID, it.URL, it.Payload)
+	status := 0
+	if err == nil {
+		ctx, cancel := context.WithTimeout(m.root, CallbackTimeout)
+		status, err = m.deps.Deliverer.Deliver(ctx, dest, payload)
+		cancel()
+	}
 	if m.root.Err() != nil {
 		return // stopping: the claim's lease expires and another sender takes it
 	}
 	d := Decide(status, err, it.Attempts, it.CreatedAt, m.clock.Now())
-	target := safeURL(it.URL)
+	target := safeURL(dest)
 	why := describe(status, err)
 	sctx, scancel := m.stmt(m.root)
 	defer scancel()

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicehq/sluice/application/cluster"
+	"github.com/sluicehq/sluice/application/runs"
 )
 
 func TestDecide(t *testing.T) {
@@ -188,4 +189,48 @@ func TestPurgeLoopUsesTheRetentions(t *testing.T) {
 	now := h.clock.Now()
 	require.Equal(t, now.Add(-48*time.Hour), p.calls[0][0])
 	require.Equal(t, now.Add(-cluster.DefaultIdempotencyRetention), p.calls[0][1])
+}
+
+// A sealed outbox row (SPEC §14.1) is opened by the member that delivers it: the
+// deliverer gets the real URL and payload; a member without the key retries it.
+func TestSealedOutboxRowsAreOpenedAtDelivery(t *testing.T) {
+	t.Parallel()
+	sealed := func(s runs.Sealer) cluster.OutboxItem {
+		url, payload, ok := runs.CallbackBuilderFor(s)(runs.CallbackInput{RunID: "r1", Status: "completed",
+			Callback: &runs.Callback{URL: "http://ok"}})
+		require.True(t, ok)
+		require.Equal(t, runs.SealedOutboxURL, url)
+		return cluster.OutboxItem{ID: 1, RunID: "r1", URL: url, Payload: payload, CreatedAt: time.Date(2026, 5, 1, 11, 0, 0, 0, time.UTC)}
+	}
+	for name, tc := range map[string]struct {
+		member    runs.Sealer
+		delivered bool
+	}{
+		"same key":    {tagSealer{id: "k1"}, true},
+		"another key": {tagSealer{id: "k2"}, false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ob := &fakeOutbox{retries: map[int64]time.Time{}, lastErr: map[int64]string{}}
+			ob.items = append(ob.items, sealed(tagSealer{id: "k1"}))
+			dl := fakeDeliverer{answers: map[string]func() (int, error){"http://ok": func() (int, error) { return 200, nil }}}
+			start(t, newFakeStore(), &fakeRunner{fn: succeed(1)}, func(c *cluster.Config, d *cluster.Deps) {
+				d.Outbox, d.Deliverer, d.Sealer = ob, dl, tc.member
+				c.OutboxInterval = 10 * time.Millisecond
+			})
+			require.Eventually(t, func() bool {
+				ob.mu.Lock()
+				defer ob.mu.Unlock()
+				return len(ob.delivered)+len(ob.retries) == 1
+			}, waitFor, tick)
+			ob.mu.Lock()
+			defer ob.mu.Unlock()
+			if tc.delivered {
+				require.Equal(t, []int64{1}, ob.delivered)
+				return
+			}
+			require.Contains(t, ob.retries, int64(1))
+			require.Contains(t, ob.lastErr[1], "k1", "names the key it needs")
+		})
+	}
 }

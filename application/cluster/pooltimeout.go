@@ -17,6 +17,8 @@ func (m *Member) failUnservedPools() {
 	cancel()
 	for _, r := range got {
 		m.metrics.RunFinished(string(run.Failed), string(run.CodePoolUnavailable))
+		m.audit(ActionPoolTimeout, r.ID, map[string]any{"pool": r.Pool, "code": string(run.CodePoolUnavailable),
+			"wait_secs": int(m.cfg.PoolWaitTimeout.Seconds())})
 		m.log.Warn("failed a pending or sharded run: its pool has had no live member for --pool-wait-timeout-secs",
 			"run_id", r.ID, "pool", r.Pool, "wait", m.cfg.PoolWaitTimeout)
 	}

@@ -183,6 +183,7 @@ func (m *Member) tryHandBack(p parkedRun) bool {
 	switch {
 	case err == nil:
 		m.log.Info("handed back as pending", append(p.name(), "rows_written", p.progress.RowsWritten)...)
+		m.auditHandBack(p)
 		return true
 	case errors.Is(err, run.ErrLeaseLost):
 		m.log.Info("already reclaimed by a peer; nothing to hand back", p.name()...)

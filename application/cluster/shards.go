@@ -54,7 +54,7 @@ func (m *Member) coordinate(e *execution, log *slog.Logger, cfg *pipeline.Config
 		if res, stopped := m.stopped(e, p); stopped {
 			return res, true
 		}
-		code, msg := codeOf(err, run.CodeConfigError)
+		code, msg := m.codeOf(err, run.CodeConfigError)
 		log.Error("run failed: planning its shards", "code", code, "error", msg)
 		return m.failed(code, msg, p), true
 	}
@@ -118,6 +118,7 @@ func (m *Member) countShardReclaim(got ShardReclaim) bool {
 	for _, r := range got.Shards {
 		m.metrics.ShardReclaimed(r.Outcome)
 		m.log.Info("reclaimed a shard whose lease expired", "run_id", r.RunID, "shard", r.Index, "outcome", r.Outcome)
+		m.audit(ActionShardReclaimed, r.RunID, map[string]any{"shard": r.Index, "outcome": r.Outcome})
 		requeued = requeued || r.Outcome == "requeued"
 		m.runEnded(r.RunID, r.Parent)
 	}

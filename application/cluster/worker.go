@@ -155,7 +155,7 @@ func (m *Member) execute(e *execution, log *slog.Logger) (res result) {
 		return result{act: actPark, stats: Progress{}}
 	}
 	if err != nil {
-		code, msg := codeOf(err, run.CodeVaultTampered)
+		code, msg := m.codeOf(err, run.CodeVaultTampered)
 		log.Error("run failed: sealed config", "code", code, "error", msg)
 		return m.failed(code, msg, Progress{ElapsedMS: m.since(start)})
 	}
@@ -173,7 +173,7 @@ func (m *Member) execute(e *execution, log *slog.Logger) (res result) {
 		if res, stopped := m.stopped(e, Progress{ElapsedMS: m.since(start)}); stopped {
 			return res
 		}
-		code, msg := codeOf(err, run.CodeConfigError)
+		code, msg := m.codeOf(err, run.CodeConfigError)
 		log.Error("run failed: config", "code", code, "error", msg)
 		return m.failed(code, msg, Progress{ElapsedMS: m.since(start)})
 	}
@@ -187,7 +187,7 @@ func (m *Member) execute(e *execution, log *slog.Logger) (res result) {
 		key = e.key() // each shard keeps its own bookmark or watermark (SPEC §1.6)
 	}
 	if err != nil {
-		code, msg := codeOf(err, run.CodeConfigError)
+		code, msg := m.codeOf(err, run.CodeConfigError)
 		log.Error("run failed: state", "code", code, "error", msg)
 		return m.failed(code, msg, Progress{ElapsedMS: m.since(start)})
 	}
@@ -224,7 +224,7 @@ func (m *Member) classify(e *execution, log *slog.Logger, p Progress, err error)
 			return res
 		}
 	}
-	code, msg := codeOf(err, run.CodePipelineError)
+	code, msg := m.codeOf(err, run.CodePipelineError)
 	log.Error("run failed", "code", code, "error", msg)
 	return m.failed(code, msg, p)
 }
@@ -251,8 +251,19 @@ func (m *Member) failed(code run.ErrorCode, msg string, p Progress) result {
 		Status: string(run.Failed), ErrorCode: string(code), ErrorMessage: m.redact(msg), Stats: p}}
 }
 
-// codeOf reads the run error code an error carries, or fallback.
-func codeOf(err error, fallback run.ErrorCode) (run.ErrorCode, string) {
+// codeOf reads the run error code an error carries, or fallback, and the message with
+// the row data it may quote withheld (SPEC §14.1: run errors and run logs are read by
+// every viewer of the run).
+func (m *Member) codeOf(err error, fallback run.ErrorCode) (run.ErrorCode, string) {
+	code, msg := errorOf(err, fallback)
+	if m.deps.Withhold != nil {
+		msg = m.deps.Withhold(msg)
+	}
+	return code, msg
+}
+
+// errorOf reads the run error code an error carries, or fallback, and its message.
+func errorOf(err error, fallback run.ErrorCode) (run.ErrorCode, string) {
 	var f *execute.Failure
 	if errors.As(err, &f) && f.Code.Valid() {
 		return f.Code, err.Error()

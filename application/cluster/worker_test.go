@@ -307,3 +307,20 @@ func TestLogsArePersistedRedactedBeforeTheRunEnds(t *testing.T) {
 		require.Contains(t, text, "sink.err=")
 	})
 }
+
+// SPEC §14.1: a failed run's stored message passes through Withhold, so the row data a
+// database quotes back never reaches the run resource.
+func TestFailedRunMessageIsWithheld(t *testing.T) {
+	t.Parallel()
+	store := newFakeStore(claimed("r1"))
+	runner := &fakeRunner{fn: func(context.Context, execute.Job) (execute.Stats, error) {
+		return execute.Stats{}, &execute.Failure{Code: run.CodePipelineError, Role: execute.RoleSink, Connector: "postgres",
+			Page: 1, Err: errors.New("duplicate key; Key (id)=(row-secret) already exists.")}
+	}}
+	start(t, store, runner, func(_ *cluster.Config, d *cluster.Deps) {
+		d.Withhold = func(s string) string { return strings.ReplaceAll(s, "row-secret", "…") }
+	})
+	o := finished(t, store, "r1")
+	require.Equal(t, string(run.Failed), o.Status)
+	require.Equal(t, "sink postgres: page 1: duplicate key; Key (id)=(…) already exists.", o.ErrorMessage)
+}

@@ -20,6 +20,7 @@ const (
 	PurposeTemplate       Purpose = "template"        // a template's config
 	PurposeChangeRequest  Purpose = "change_request"  // a change request's config
 	PurposeScheduleParams Purpose = "schedule_params" // a schedule's template params
+	PurposeOutbox         Purpose = "outbox"          // a callback waiting in the outbox
 )
 
 // SecretPurpose is the purpose of the n-th secret value of an owner (the N of

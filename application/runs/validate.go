@@ -12,13 +12,27 @@ import (
 // errors with their paths), so a caller that asks first hears the same answer as one
 // that submits. Any principal with a role may ask: nothing is created.
 func (s *Service) Validate(ctx context.Context, p Principal, config []byte, params map[string]string, poolName string) ([]string, error) {
-	if err := canRead(p); err != nil {
+	return s.ValidateRequest(ctx, SubmitRequest{Principal: p, Config: config, Params: params, Pool: poolName})
+}
+
+// ValidateRequest is Validate for a whole request: its backfill window, logical instant
+// and zone are bound as Submit would bind them (a backfill is checked this way before
+// it is proposed).
+func (s *Service) ValidateRequest(ctx context.Context, req SubmitRequest) ([]string, error) {
+	if err := canRead(req.Principal); err != nil {
 		return nil, err
 	}
-	if len(config) == 0 {
+	if len(req.Config) == 0 {
 		return nil, invalid("config", "config is required: pass the pipeline as YAML or JSON text")
 	}
-	cfg, _, err := s.load(ctx, SubmitRequest{Principal: p, Config: config, Params: params, Pool: poolName}, s.now(), s.cfg.Zone)
+	logical, zone := s.now(), s.cfg.Zone
+	if req.Clock != nil {
+		logical = req.Clock.UTC()
+	}
+	if req.Zone != nil {
+		zone = req.Zone
+	}
+	cfg, _, err := s.load(ctx, req, logical, zone)
 	if err != nil {
 		return nil, err
 	}

@@ -354,8 +354,10 @@ func OpenCallback(ctx context.Context, sealer Sealer, runID string, cb *Callback
 }
 
 // CallbackBuilderFor is CallbackPayload for runs whose callback settings may be sealed:
-// it opens them with sealer first. A callback that does not open is not sent — there is
-// no address to send it to — and the run's own status already tells what happened.
+// it opens them with sealer first, and with a vault key seals the outbox row it builds
+// (URL and payload, SPEC §14.1). A callback that does not open or seal is not sent —
+// there is no address to send it to, and clear text may not be stored — and the run's
+// own status already tells what happened.
 func CallbackBuilderFor(sealer Sealer) CallbackBuilder {
 	return func(in CallbackInput) (string, []byte, bool) {
 		cb, err := OpenCallback(context.Background(), sealer, in.RunID, in.Callback)
@@ -363,6 +365,13 @@ func CallbackBuilderFor(sealer Sealer) CallbackBuilder {
 			return "", nil, false
 		}
 		in.Callback = cb
-		return CallbackPayload(in)
+		url, payload, ok := CallbackPayload(in)
+		if !ok {
+			return "", nil, false
+		}
+		if url, payload, err = sealOutbox(sealer, in.RunID, url, payload); err != nil {
+			return "", nil, false
+		}
+		return url, payload, true
 	}
 }

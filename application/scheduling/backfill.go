@@ -46,81 +46,110 @@ type BackfillRun struct {
 	Replayed   bool // the window's run existed already (a re-post)
 }
 
-// Backfill is the answer: its id (the same for the same request) and one run per window.
+// Backfill is the answer: its id (the same for the same request) and one run per window
+// — or, when approval is required, the change request that will create them.
 type Backfill struct {
 	ID   string
 	Runs []BackfillRun
+	// ChangeRequestID is set, with no Runs, when the backfill waits for approval.
+	ChangeRequestID string
 }
 
 // Backfill starts one run per window (operator). Each run has the window's start as its
 // logical instant, run key backfill:<start> and ${backfill.start|end} bound, so posting
 // the same backfill again creates nothing new. The runs are serial with max_active: the
-// rest wait queued and start oldest first.
+// rest wait queued and start oldest first. Under --require-approval run the whole
+// backfill becomes ONE change request (Backfill.ChangeRequestID) and no run: approval
+// creates the windows (SPEC §9.5).
 func (s *Service) Backfill(ctx context.Context, p runs.Principal, req BackfillRequest) (*Backfill, error) {
-	if err := runs.Require(p, runs.Operator, "start backfills"); err != nil {
+	plan, err := s.planBackfill(p, req)
+	if err != nil {
 		return nil, err
+	}
+	if s.cfg.RequireApproval {
+		return s.proposeBackfill(ctx, p, req, plan)
+	}
+	return s.startBackfill(ctx, p, req, plan)
+}
+
+// backfillPlan is a checked backfill: its windows, zone, max_active and id.
+type backfillPlan struct {
+	id        string
+	windows   []schedule.Window
+	loc       *time.Location
+	maxActive int
+}
+
+// planBackfill checks a backfill request and computes its windows.
+func (s *Service) planBackfill(p runs.Principal, req BackfillRequest) (backfillPlan, error) {
+	var plan backfillPlan
+	if err := runs.Require(p, runs.Operator, "start backfills"); err != nil {
+		return plan, err
 	}
 	switch {
 	case req.Template == "" && len(req.Config) == 0:
-		return nil, invalid("template", "give a template id, or a config")
+		return plan, invalid("template", "give a template id, or a config")
 	case req.Template != "" && len(req.Config) > 0:
-		return nil, invalid("template", "give either a template id or a config, not both")
+		return plan, invalid("template", "give either a template id or a config, not both")
 	case len(req.Params) > 0 && req.Template == "":
-		return nil, invalid("params", "params need a template")
+		return plan, invalid("params", "params need a template")
 	case req.From.IsZero():
-		return nil, invalid("from", "is required: the start of the first window (RFC 3339)")
+		return plan, invalid("from", "is required: the start of the first window (RFC 3339)")
 	case req.To.IsZero():
-		return nil, invalid("to", "is required: the end of the last window (RFC 3339)")
+		return plan, invalid("to", "is required: the end of the last window (RFC 3339)")
 	}
 	period, err := schedule.ParsePeriod(req.Window)
 	if err != nil {
-		return nil, invalid("window", err.Error())
+		return plan, invalid("window", err.Error())
 	}
-	loc := s.cfg.Zone
+	plan.loc = s.cfg.Zone
 	if req.Timezone != "" {
-		if loc, err = schedule.LoadZone(req.Timezone); err != nil {
-			return nil, invalid("timezone", err.Error())
+		if plan.loc, err = schedule.LoadZone(req.Timezone); err != nil {
+			return plan, invalid("timezone", err.Error())
 		}
 	}
-	maxActive := DefaultMaxActive
+	plan.maxActive = DefaultMaxActive
 	if req.MaxActive != nil {
-		if maxActive = *req.MaxActive; maxActive < 1 || maxActive > MaxMaxActive {
-			return nil, invalid("max_active", fmt.Sprintf("%d is outside 1..%d", maxActive, MaxMaxActive))
+		if plan.maxActive = *req.MaxActive; plan.maxActive < 1 || plan.maxActive > MaxMaxActive {
+			return plan, invalid("max_active", fmt.Sprintf("%d is outside 1..%d", plan.maxActive, MaxMaxActive))
 		}
 	}
 	if req.Pool != "" {
 		if err := pool.Validate(req.Pool); err != nil {
-			return nil, invalid("pool", err.Error())
+			return plan, invalid("pool", err.Error())
 		}
 	}
-	windows, err := schedule.Windows(req.From, req.To, period, loc)
-	if err != nil {
+	if plan.windows, err = schedule.Windows(req.From, req.To, period, plan.loc); err != nil {
 		field := "window"
 		if !req.From.Before(req.To) {
 			field = "to"
 		}
-		return nil, invalid(field, err.Error())
+		return plan, invalid(field, err.Error())
 	}
-	id, err := backfillID(req, loc, maxActive)
-	if err != nil {
-		return nil, err
-	}
-	out := &Backfill{ID: id, Runs: make([]BackfillRun, 0, len(windows))}
-	for _, w := range windows {
+	plan.id, err = backfillID(req, plan.loc, plan.maxActive)
+	return plan, err
+}
+
+// startBackfill submits one run per window of plan.
+func (s *Service) startBackfill(ctx context.Context, p runs.Principal, req BackfillRequest, plan backfillPlan) (*Backfill, error) {
+	out := &Backfill{ID: plan.id, Runs: make([]BackfillRun, 0, len(plan.windows))}
+	for _, w := range plan.windows {
 		start := w.Start.UTC()
 		window := &execute.Window{Start: start, End: w.End.UTC()}
 		key := "backfill:" + start.Format("2006-01-02T15:04:05Z")
-		labels := map[string]string{BackfillLabel: id}
+		labels := map[string]string{BackfillLabel: plan.id}
 		var res runs.SubmitResult
+		var err error
 		if req.Template != "" {
 			res, err = s.deps.Templates.Run(ctx, p, req.Template, templates.RunRequest{
 				Params: req.Params, Pool: req.Pool, Labels: labels, RunKey: key, TriggerKind: run.TriggerBackfill,
-				Logical: &start, Zone: loc, Serial: true, MaxActive: maxActive, Backfill: window,
+				Logical: &start, Zone: plan.loc, Serial: true, MaxActive: plan.maxActive, Backfill: window,
 			})
 		} else {
 			res, err = s.deps.Runs.Submit(ctx, runs.SubmitRequest{
 				Principal: p, TriggerKind: string(run.TriggerBackfill), Config: req.Config, Labels: labels,
-				Pool: req.Pool, RunKey: key, Clock: &start, Zone: loc, Serial: true, MaxActive: maxActive, Backfill: window,
+				Pool: req.Pool, RunKey: key, Clock: &start, Zone: plan.loc, Serial: true, MaxActive: plan.maxActive,
+				Backfill: window,
 			})
 		}
 		if err != nil {
@@ -129,9 +158,9 @@ func (s *Service) Backfill(ctx context.Context, p runs.Principal, req BackfillRe
 		}
 		out.Runs = append(out.Runs, BackfillRun{RunID: res.RunID, Start: w.Start, End: w.End, Replayed: res.Replayed})
 	}
-	s.deps.Log.InfoContext(ctx, "backfill posted", "backfill_id", id, "windows", len(windows),
-		"template", req.Template, "max_active", maxActive, "principal", p.Name)
-	s.audit(ctx, p, ActionBackfillPosted, backfillDetails(req, out, maxActive))
+	s.deps.Log.InfoContext(ctx, "backfill posted", "backfill_id", plan.id, "windows", len(plan.windows),
+		"template", req.Template, "max_active", plan.maxActive, "principal", p.Name)
+	s.audit(ctx, p, ActionBackfillPosted, backfillDetails(req, out, plan.maxActive))
 	return out, nil
 }
 

@@ -49,6 +49,7 @@ type world struct {
 	dir   string
 	epoch int64
 	ctx   context.Context
+	load  *execute.Loader
 }
 
 func newWorld(t *testing.T, url string, sealer ...runs.Sealer) *world {
@@ -69,7 +70,7 @@ func newWorld(t *testing.T, url string, sealer ...runs.Sealer) *world {
 	svc := scheduling.New(scheduling.Deps{Store: st, Templates: tpl, Runs: rs, Clock: clk.Now, Sealer: seal, Audit: st}, scheduling.Config{})
 	lease, err := st.Elector(false).Campaign(ctx, scheduling.Candidate{InstanceID: "test", Host: "h", PID: 1, Version: "t", TTL: time.Minute})
 	require.NoError(t, err)
-	return &world{st: st, svc: svc, tpl: tpl, clock: clk, dir: t.TempDir(), epoch: lease.Epoch(), ctx: ctx}
+	return &world{st: st, svc: svc, tpl: tpl, clock: clk, dir: t.TempDir(), epoch: lease.Epoch(), ctx: ctx, load: loader}
 }
 
 // schedule registers a template of its own pipeline key and a schedule on it.

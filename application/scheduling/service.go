@@ -44,12 +44,19 @@ type Deps struct {
 	Metrics Metrics          // nil: nothing counted
 	// Audit records schedule and backfill changes (SPEC §2.10); nil records nothing.
 	Audit Auditor
+	// Proposer records backfills as change requests under --require-approval run;
+	// Checker checks a backfill's config before it is proposed (nil: not checked).
+	Proposer BackfillProposer
+	Checker  ConfigChecker
 }
 
 // Config holds the server settings schedules read.
 type Config struct {
 	// Zone is --timezone, the default timezone of a new schedule; nil = UTC.
 	Zone *time.Location
+	// RequireApproval is --require-approval run: a backfill becomes one change request
+	// and approval creates its windows (SPEC §9.5).
+	RequireApproval bool
 }
 
 // Service holds the schedule use-cases and the tick pass. Safe for concurrent use.

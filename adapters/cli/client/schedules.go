@@ -80,7 +80,11 @@ type BackfillRun struct {
 // BackfillResponse is the answer of POST /v1/backfill.
 type BackfillResponse struct {
 	BackfillID string        `json:"backfill_id"`
-	Runs       []BackfillRun `json:"runs"`
+	Runs       []BackfillRun `json:"runs,omitempty"`
+	// ChangeRequestID and Status (proposed) answer a backfill that waits for approval
+	// (--require-approval run): no run exists yet.
+	ChangeRequestID string `json:"change_request_id,omitempty"`
+	Status          string `json:"status,omitempty"`
 }
 
 // CreateSchedule creates a schedule on a template.

@@ -17,6 +17,7 @@ import (
 
 type options struct {
 	stdout   io.Writer
+	redact   func(string) string
 	client   *http.Client
 	checkURL func(context.Context, *url.URL) error
 }
@@ -27,6 +28,12 @@ type Option func(*options)
 // WithStdout sends the stdout sink's output to w (default os.Stdout); serve in MCP stdio
 // mode must not write rows to its protocol stream.
 func WithStdout(w io.Writer) Option { return func(o *options) { o.stdout = w } }
+
+// WithStdoutRedactor passes every line the stdout sink writes through redact (serve:
+// SPEC §14.1).
+func WithStdoutRedactor(redact func(string) string) Option {
+	return func(o *options) { o.redact = redact }
+}
 
 // WithHTTPClient sets the client file sources use for http(s) URLs.
 func WithHTTPClient(c *http.Client) Option { return func(o *options) { o.client = c } }
@@ -53,6 +60,9 @@ func Registry(opts ...Option) *connectors.Registry {
 	var stdoutOpts []stdout.Option
 	if o.stdout != nil {
 		stdoutOpts = append(stdoutOpts, stdout.WithWriter(o.stdout))
+	}
+	if o.redact != nil {
+		stdoutOpts = append(stdoutOpts, stdout.WithRedactor(o.redact))
 	}
 	return connectors.New(
 		file.New(fileOpts...),

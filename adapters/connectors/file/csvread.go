@@ -39,9 +39,11 @@ func newCSVReader(br *bufio.Reader, closer io.Closer, name string, o csvOptions)
 		rec[0] = strings.TrimPrefix(rec[0], "\ufeff") // spreadsheet exports start with a BOM
 	}
 	seen := make(map[string]bool, len(rec))
-	for _, h := range rec {
+	for i, h := range rec {
 		if seen[h] {
-			return nil, fmt.Errorf("file: %s line 1: column %q appears twice in the header", name, h)
+			// Named by position, not quoted: a header line of a file that is not a CSV
+			// is row data.
+			return nil, fmt.Errorf("file: %s line 1: column %d of the header repeats an earlier column's name", name, i+1)
 		}
 		seen[h] = true
 	}

@@ -219,13 +219,13 @@ func number(b []byte, i int) (any, int, error) {
 	}
 	intStart := j
 	if n := digits(); n == 0 || n > 1 && b[intStart] == '0' {
-		return nil, 0, fmt.Errorf("invalid number %s", b[i:max(j, i+1)])
+		return nil, 0, fmt.Errorf("invalid number (%d bytes; values are never quoted)", j-i)
 	}
 	isFloat := false
 	if j < len(b) && b[j] == '.' {
 		j++
 		if digits() == 0 {
-			return nil, 0, fmt.Errorf("invalid number %s", b[i:j])
+			return nil, 0, fmt.Errorf("invalid number (%d bytes; values are never quoted)", j-i)
 		}
 		isFloat = true
 	}
@@ -235,7 +235,7 @@ func number(b []byte, i int) (any, int, error) {
 			j++
 		}
 		if digits() == 0 {
-			return nil, 0, fmt.Errorf("invalid number %s", b[i:j])
+			return nil, 0, fmt.Errorf("invalid number (%d bytes; values are never quoted)", j-i)
 		}
 		isFloat = true
 	}
@@ -246,10 +246,10 @@ func number(b []byte, i int) (any, int, error) {
 	}
 	f, err := strconv.ParseFloat(string(b[i:j]), 64)
 	if err != nil && !errors.Is(err, strconv.ErrRange) {
-		return nil, 0, fmt.Errorf("invalid number %s", b[i:j])
+		return nil, 0, fmt.Errorf("invalid number (%d bytes; values are never quoted)", j-i)
 	}
 	if math.IsInf(f, 0) {
-		return nil, 0, fmt.Errorf("number %s is out of range", b[i:j])
+		return nil, 0, fmt.Errorf("a number of %d digits is out of range", j-i)
 	}
 	return f, j, nil
 }

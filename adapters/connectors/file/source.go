@@ -287,7 +287,9 @@ func (s *source) cursorValue(keys []string, vals []any) (any, error) {
 		if s.curCol < 0 {
 			s.curCol = slices.Index(keys, s.cursorCol)
 			if s.curCol < 0 {
-				return nil, fmt.Errorf("file: %s: cursor column %q is not in the header %v", s.curName, s.cursorCol, keys)
+				// The header is not quoted: a file that is not the CSV it was taken for
+				// would publish its first line through the run's error.
+				return nil, fmt.Errorf("file: %s: cursor column %q is not one of the %d columns of the header", s.curName, s.cursorCol, len(keys))
 			}
 		}
 		return vals[s.curCol], nil

@@ -71,7 +71,29 @@ func TestCSVDuplicateHeaderRefused(t *testing.T) {
 	dir := t.TempDir()
 	write(t, dir, "d.csv", "a,b,a\n1,2,3\n")
 	_, err := readPages(t, file.New(), execute.ReadRequest{Config: map[string]any{"path": "d.csv"}, BaseDir: dir})
-	require.ErrorContains(t, err, `column "a" appears twice in the header`)
+	require.ErrorContains(t, err, `column 3 of the header repeats an earlier column's name`)
+}
+
+// SPEC §14.1: a run's error never quotes row data. A file read as the CSV or JSON lines
+// it is not — a password file, the process environment — must not publish its first
+// line or its values through the error.
+func TestDecodeErrorsNeverQuoteTheData(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	write(t, dir, "passwd.csv", "root:x:0:0:root-secret:/root:/bin/bash\nroot:x:0:0:root-secret:/root:/bin/bash\n")
+	_, err := readPages(t, file.New(), execute.ReadRequest{Config: map[string]any{"path": "passwd.csv"}, BaseDir: dir,
+		Incremental: &execute.Incremental{Cursor: "id"}})
+	require.ErrorContains(t, err, `cursor column "id" is not one of the 1 columns of the header`)
+	require.NotContains(t, err.Error(), "root-secret")
+
+	write(t, dir, "env.jsonl", `{"SLUICE_VAULT_KEY": 12345678901234567890e99999}`+"\n")
+	_, err = readPages(t, file.New(), execute.ReadRequest{Config: map[string]any{"path": "env.jsonl"}, BaseDir: dir})
+	require.Error(t, err)
+	require.NotContains(t, err.Error(), "12345678901234567890")
+	write(t, dir, "env2.jsonl", `{"TOKEN": 0777-secret}`+"\n")
+	_, err = readPages(t, file.New(), execute.ReadRequest{Config: map[string]any{"path": "env2.jsonl"}, BaseDir: dir})
+	require.Error(t, err)
+	require.NotContains(t, err.Error(), "0777")
 }
 
 func TestGlobReadsFilesInSortedOrder(t *testing.T) {
@@ -243,5 +265,5 @@ func TestIncrementalTextCursorAndMissingColumn(t *testing.T) {
 	write(t, dir, "n.csv", "a\n1\n")
 	_, err = readPages(t, file.New(), execute.ReadRequest{Config: map[string]any{"path": "n.csv"}, BaseDir: dir,
 		Incremental: &execute.Incremental{Cursor: "id"}})
-	require.ErrorContains(t, err, `cursor column "id" is not in the header`)
+	require.ErrorContains(t, err, `cursor column "id" is not one of the 1 columns of the header`)
 }

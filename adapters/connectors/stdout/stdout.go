@@ -1,6 +1,7 @@
 package stdout
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -17,8 +18,9 @@ const Type = "stdout"
 
 // Connector is the stdout sink.
 type Connector struct {
-	mu sync.Mutex // serializes page writes of concurrent sinks to the shared writer
-	w  io.Writer
+	mu     sync.Mutex // serializes page writes of concurrent sinks to the shared writer
+	w      io.Writer
+	redact func(string) string // nil: lines are written as encoded
 }
 
 // Option configures the connector.
@@ -27,6 +29,13 @@ type Option func(*Connector)
 // WithWriter sends output to w instead of os.Stdout.
 func WithWriter(w io.Writer) Option {
 	return func(c *Connector) { c.w = w }
+}
+
+// WithRedactor passes every line through redact before it is written. The server uses
+// it (SPEC §14.1): its stdout is a log that operators and log shippers read, and a row
+// may carry a secret param's value or a URL with a password.
+func WithRedactor(redact func(string) string) Option {
+	return func(c *Connector) { c.redact = redact }
 }
 
 // New returns the stdout connector.
@@ -76,6 +85,9 @@ func (s *sink) Write(ctx context.Context, p *execute.Page) error {
 	if len(buf) == 0 {
 		return nil
 	}
+	if s.c.redact != nil {
+		buf = s.c.redactLines(buf)
+	}
 	s.c.mu.Lock()
 	defer s.c.mu.Unlock()
 	if _, err := s.c.w.Write(buf); err != nil {
@@ -91,6 +103,20 @@ func (s *sink) Write(ctx context.Context, p *execute.Page) error {
 		s.buf = nil
 	}
 	return nil
+}
+
+// redactLines returns buf with each line passed through the redactor; a line is one row,
+// so a value never spans two calls.
+func (c *Connector) redactLines(buf []byte) []byte {
+	out := make([]byte, 0, len(buf))
+	for line := range bytes.Lines(buf) {
+		body := bytes.TrimSuffix(line, []byte("\n"))
+		out = append(out, c.redact(string(body))...)
+		if len(body) < len(line) {
+			out = append(out, '\n')
+		}
+	}
+	return out
 }
 
 func (*sink) Commit(context.Context) error   { return nil }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/sluicehq/sluice/adapters/connectors/stdout"
 	"github.com/sluicehq/sluice/application/execute"
+	"github.com/sluicehq/sluice/domain/secret"
 	"github.com/sluicehq/sluice/tests/contract/connector"
 )
 
@@ -132,4 +134,29 @@ func TestConcurrentSinksNeverInterleaveWithinAPage(t *testing.T) {
 			require.Equal(t, lines[i], l, "a page's lines are contiguous")
 		}
 	}
+}
+
+// SPEC §14.1: in serve every line passes through the redactor, so a row carrying a
+// secret value (in any encoding the redactor knows) or a URL password never reaches the
+// server's output in clear.
+func TestRedactorSeesEveryLine(t *testing.T) {
+	t.Parallel()
+	red := secret.NewRedactor()
+	red.Register("hunter2-secret")
+	var out bytes.Buffer
+	s, err := stdout.New(stdout.WithWriter(&out), stdout.WithRedactor(red.Redact)).OpenSink(context.Background(), execute.WriteRequest{})
+	require.NoError(t, err)
+	require.NoError(t, s.Write(context.Background(), &execute.Page{
+		Columns: []string{"id", "v"},
+		Rows: [][]any{
+			{int64(1), "token=hunter2-secret"},
+			{int64(2), "postgres://app:pa55word@db/wh"},
+			{int64(3), "plain"},
+		},
+	}))
+	got := out.String()
+	require.NotContains(t, got, "hunter2-secret")
+	require.NotContains(t, got, "pa55word")
+	require.Contains(t, got, `{"id":3,"v":"plain"}`+"\n")
+	require.Equal(t, 3, strings.Count(got, "\n"), "one line per row, each ended")
 }
