@@ -62,6 +62,7 @@ type serveFlags struct {
 	vault                         vaultFlags
 	mcp                           mcpFlags
 	requireApproval               string
+	timeouts                      timeoutFlags
 }
 
 func (f *serveFlags) register(fs *pflag.FlagSet) {
@@ -92,6 +93,7 @@ func (f *serveFlags) register(fs *pflag.FlagSet) {
 	f.registerCluster(fs)
 	f.vault.register(fs)
 	f.mcp.register(fs)
+	f.timeouts.register(fs)
 	registerApproval(fs, &f.requireApproval)
 	_ = fs.SetAnnotation("pool", cli.AnnotationEnvAlias, []string{"SLUICE_SERVE_POOLS"})
 }
@@ -131,6 +133,8 @@ type serveSettings struct {
 	MCP mcpSettings
 	// RequireApproval is --require-approval run (SPEC §9.5).
 	RequireApproval bool
+	// Timeouts are --read-timeout-secs, --idle-timeout-secs, --query-timeout-secs (§14.3).
+	Timeouts timeouts
 }
 
 // settings validates every flag and reports all bad values at once, each naming its
@@ -241,6 +245,11 @@ func (f *serveFlags) settings() (*serveSettings, error) {
 		bad("log-level", "%v", err)
 	} else {
 		s.LogLevel = lvl
+	}
+	if t, err := f.timeouts.settings(); err != nil {
+		errs = append(errs, err)
+	} else {
+		s.Timeouts = t
 	}
 	if m, err := f.mcp.settings(); err != nil {
 		errs = append(errs, err)

@@ -35,6 +35,8 @@ const (
 	codeConflict            = "conflict"
 	codeRunDeleted          = "run_deleted"
 	codeBodyTooLarge        = "body_too_large"
+	codeRequestTimeout      = "request_timeout"
+	codeQueryTimeout        = "query_timeout"
 	codeInvalidConfig       = "invalid_config"
 	codeDirectiveRefused    = "directive_refused"
 	codePoolUnserved        = "pool_unserved"
@@ -63,6 +65,8 @@ func Codes() map[string]int {
 		codeConflict:            http.StatusConflict,
 		codeRunDeleted:          http.StatusGone,
 		codeBodyTooLarge:        http.StatusRequestEntityTooLarge,
+		codeRequestTimeout:      http.StatusRequestTimeout,
+		codeQueryTimeout:        http.StatusServiceUnavailable,
 		codeInvalidConfig:       http.StatusUnprocessableEntity,
 		codeDirectiveRefused:    http.StatusUnprocessableEntity,
 		codePoolUnserved:        http.StatusUnprocessableEntity,
@@ -282,6 +286,9 @@ func (s *server) fail(c *gin.Context, err error) {
 	if !known {
 		s.log.ErrorContext(c.Request.Context(), "request failed",
 			"method", c.Request.Method, "route", c.FullPath(), "error", redact(err.Error()))
+	}
+	if ae.code == codeRequestTimeout {
+		c.Header("Connection", "close") // the rest of the body is not waited for
 	}
 	if ae.code == codeQueueFull {
 		c.Header("Retry-After", strconv.Itoa(retryAfterSecs(s.cfg.PollInterval)))

@@ -107,6 +107,8 @@ func TestCodesMatchTheSpecList(t *testing.T) {
 		"pool_override_denied": 422, "vault_key_required": 422, "secret_params_refused": 422,
 		"shard_refused": 422, "state_format_refused": 422, "queue_full": 429, "draining": 503,
 		"history_unavailable": 503,
+		// SPEC §14.3.
+		"request_timeout": 408, "query_timeout": 503,
 	}
 	got := sluicehttp.Codes()
 	for code, status := range want {
@@ -248,4 +250,20 @@ func TestPanicIsA500(t *testing.T) {
 	require.Equal(t, "internal", code)
 	require.NotContains(t, msg, "boom")
 	require.Contains(t, e.log.String(), "panicked")
+}
+
+// The redaction hides URL credentials, never the words of an instruction: each of these
+// messages was shown with "key: REDACTED" or "token: REDACTED" in it.
+func TestRedactKeepsInstructions(t *testing.T) {
+	t.Parallel()
+	for _, msg := range []string{
+		"pipeline.sink.config.key: required when write_mode is upsert",
+		"secret params need a vault key: start the server with --vault-key (SLUICE_VAULT_KEY; `sluice keygen` prints one)",
+		"write_mode: overwrite would let each shard replace the rows the others wrote; use write_mode: upsert with key: [COLUMNS], or remove shard",
+		"params.token: secret value too short: a secret param must be at least 8 characters long",
+	} {
+		require.Equal(t, msg, sluicehttp.Redact(msg))
+	}
+	require.Equal(t, "dial postgres://REDACTED@db/x?password=REDACTED&sslmode=disable",
+		sluicehttp.Redact("dial postgres://app:pw@db/x?password=pw2&sslmode=disable"))
 }

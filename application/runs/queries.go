@@ -120,10 +120,11 @@ func checkFilter(f Filter) error {
 	if f.Tenant != "" && !naming.Valid(f.Tenant) {
 		return invalid("tenant", naming.Check("tenant", f.Tenant).Error())
 	}
-	for _, k := range slices.Sorted(maps.Keys(f.Labels)) {
-		if !naming.Valid(k) {
-			return invalid("label", naming.Check("label key", k).Error())
-		}
+	if err := run.CheckLabels(f.Labels, run.MaxLabelFilters); err != nil {
+		return invalid("label", err.Error())
+	}
+	if err := checkKey("run_key", f.RunKey); err != nil {
+		return err
 	}
 	if !f.Since.IsZero() && !f.Until.IsZero() && !f.Until.After(f.Since) {
 		return invalid("until", "must be after since")

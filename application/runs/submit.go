@@ -239,10 +239,8 @@ func checkSubmitFields(req SubmitRequest) error {
 	if req.Tenant != "" && !naming.Valid(req.Tenant) {
 		return invalid("tenant", naming.Check("tenant", req.Tenant).Error())
 	}
-	for _, k := range slices.Sorted(maps.Keys(req.Labels)) {
-		if !naming.Valid(k) {
-			return invalid("labels", naming.Check("label key", k).Error())
-		}
+	if err := run.CheckLabels(req.Labels, run.MaxLabels); err != nil {
+		return invalid("labels", err.Error())
 	}
 	if req.TimeoutSecs < 0 {
 		return invalid("timeout_secs", fmt.Sprintf("must be 0 (none) or a positive number of seconds (got %d)", req.TimeoutSecs))
@@ -256,6 +254,9 @@ func checkSubmitFields(req SubmitRequest) error {
 func checkKey(field, k string) error {
 	if len(k) > run.MaxRunKeyLen {
 		return invalid(field, fmt.Sprintf("is %d bytes long: at most %d are allowed", len(k), run.MaxRunKeyLen))
+	}
+	if p := naming.TextProblem(k); p != "" {
+		return invalid(field, p)
 	}
 	for _, c := range k {
 		if !unicode.IsPrint(c) {
