@@ -266,6 +266,7 @@ func provideRuns(s *serveSettings, p *process, log *slog.Logger, st *store.Store
 	svc := runs.New(deps, runs.Config{
 		Pools:                s.Pools,
 		MaxQueued:            s.MaxQueued,
+		QueryTimeout:         s.Timeouts.Query,
 		MaxAttempts:          s.MaxAttempts,
 		AllowFileDirs:        s.FileDirs,
 		CallbackAllowHosts:   s.CallbackAllow,

@@ -129,6 +129,8 @@ func errorTable() []mapping {
 		{run.ErrConflict, codeConflict},
 		{run.ErrInvalidTransition, codeConflict},
 		{run.ErrLeaseLost, codeConflict},
+		// A read ran past --query-timeout-secs; before ErrUnavailable, which it wraps.
+		{runs.ErrQueryTimeout, codeQueryTimeout},
 		// The history did not answer: nothing was decided, the caller may retry.
 		{run.ErrUnavailable, codeHistoryUnavailable},
 	}
