@@ -16,6 +16,7 @@ import (
 
 	"github.com/sluicehq/sluice/application/runs"
 	"github.com/sluicehq/sluice/domain/naming"
+	"github.com/sluicehq/sluice/domain/pipeline"
 	"github.com/sluicehq/sluice/domain/run"
 )
 
@@ -45,6 +46,10 @@ func decodeJSONBytes(body []byte, v any, optional bool) error {
 			return nil
 		}
 		return invalidBody("the request body is empty: send a JSON object")
+	}
+	// Before decoding, which allocates per level: a deep body is refused at its text.
+	if err := pipeline.CheckShape(body); err != nil {
+		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()

@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -227,4 +229,63 @@ func readRest(r *bufio.Reader) string {
 			return b.String()
 		}
 	}
+}
+
+// peakRSS is the process's peak resident set (VmHWM) in bytes.
+func peakRSS(t *testing.T, pid int) int64 {
+	t.Helper()
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	require.NoError(t, err)
+	for _, line := range strings.Split(string(raw), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			var kb int64
+			_, err := fmt.Sscanf(strings.TrimSpace(v), "%d kB", &kb)
+			require.NoError(t, err)
+			return kb << 10
+		}
+	}
+	t.Fatal("no VmHWM in /proc status")
+	return 0
+}
+
+// TestDeepConfigIsRefusedCheaply: an 18 KB config of lists nested 9,000 deep — as a YAML
+// body, as config text in JSON, and as a nested JSON body — is refused with a 422 naming
+// the limit, and the server's peak memory grows by less than 20 MB (it used to grow by
+// over 130 MB for one such request).
+func TestDeepConfigIsRefusedCheaply(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s := startServe(t, filepath.Join(dir, "data"), nil)
+	before := peakRSS(t, s.Pid())
+	deep := "version: 1\nname: deep\npipeline: " + strings.Repeat("[", 9000) + strings.Repeat("]", 9000) + "\n"
+	send := func(contentType string, body []byte) (int, []byte) {
+		req, err := http.NewRequest("POST", s.url()+"/v1/runs", strings.NewReader(string(body)))
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+s.token)
+		req.Header.Set("Content-Type", contentType)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		raw, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return resp.StatusCode, raw
+	}
+	for name, tc := range map[string]struct {
+		contentType string
+		body        []byte
+	}{
+		"yaml body":   {"application/yaml", []byte(deep)},
+		"config text": {"application/json", mustJSON(t, map[string]any{"config": deep})},
+		"json body":   {"application/json", []byte(`{"config": {"pipeline": ` + strings.Repeat(`{"a":`, 9000) + "1" + strings.Repeat("}", 9000) + "}}")},
+	} {
+		code, raw := send(tc.contentType, tc.body)
+		require.Equal(t, http.StatusUnprocessableEntity, code, "%s: %s", name, raw)
+		e := decodeError(t, raw)
+		require.Equal(t, "invalid_config", e.Error.Code, name)
+		require.Contains(t, e.Error.Message, "nests deeper than 64 levels", name)
+	}
+	http.DefaultClient.CloseIdleConnections()
+	grew := peakRSS(t, s.Pid()) - before
+	t.Logf("peak RSS grew by %d KiB", grew>>10)
+	require.Less(t, grew, int64(20<<20))
 }
