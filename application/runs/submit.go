@@ -79,10 +79,12 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (SubmitResult, 
 		return SubmitResult{}, err
 	}
 	propose := s.mustPropose(req)
+	var admitted admission // limit > 0: the store decides admission with the insert
 	if !propose {
-		if err := s.queue.admit(ctx); err != nil {
+		if admitted, err = s.queue.admit(ctx); err != nil {
 			return SubmitResult{}, err
 		}
+		defer admitted.release()
 	}
 
 	tree, err := s.deps.Loader.Parse(req.Config)
@@ -133,6 +135,8 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (SubmitResult, 
 		TimeoutSecs:     req.TimeoutSecs,
 		Config:          string(req.Config),
 		Callback:        cb,
+		QueueLimit:      admitted.limit,
+		QueueInFlight:   admitted.inFlight,
 		TemplateID:      req.TemplateID,
 		TemplateVersion: req.TemplateVersion,
 		ShardCount:      max(cfg.ShardCount, 1),

@@ -2,6 +2,7 @@ package e2e_test
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -13,6 +14,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -288,4 +291,56 @@ func TestDeepConfigIsRefusedCheaply(t *testing.T) {
 	grew := peakRSS(t, s.Pid()) - before
 	t.Logf("peak RSS grew by %d KiB", grew>>10)
 	require.Less(t, grew, int64(20<<20))
+}
+
+// TestQueueLimitIsExactUnderConcurrentSubmits: 32 clients submitting at once never get
+// more than --max-queued-runs runs pending (it used to accept 117 of a limit of 100: each
+// submit counted before the others inserted).
+func TestQueueLimitIsExactUnderConcurrentSubmits(t *testing.T) {
+	t.Parallel()
+	onEachHistory(t, func(t *testing.T, s *server, dir string) {
+		// One slow run holds the only slot, so the rest stay pending.
+		cfg := generateConfig("queued", filepath.Join(dir, "dst.db"), 100000, 1, 1, "")
+		body := mustJSON(t, map[string]any{"config": cfg})
+		var wg sync.WaitGroup
+		var accepted, full atomic.Int64
+		for range 32 {
+			wg.Go(func() {
+				client := &http.Client{Timeout: 30 * time.Second}
+				for range 5 {
+					req, _ := http.NewRequest("POST", s.url()+"/v1/runs", bytes.NewReader(body))
+					req.Header.Set("Authorization", "Bearer "+s.token)
+					req.Header.Set("Content-Type", "application/json")
+					resp, err := client.Do(req)
+					if err != nil {
+						continue
+					}
+					_, _ = io.Copy(io.Discard, resp.Body)
+					_ = resp.Body.Close()
+					switch resp.StatusCode {
+					case http.StatusAccepted:
+						accepted.Add(1)
+					case http.StatusTooManyRequests:
+						full.Add(1)
+					}
+				}
+			})
+		}
+		wg.Wait()
+		require.Equal(t, int64(160), accepted.Load()+full.Load(), "every submit answered 202 or 429")
+		var page struct {
+			Runs []runResource `json:"runs"`
+		}
+		require.Equal(t, http.StatusOK, s.api(t, "GET", "/v1/runs?limit=500", nil, &page))
+		waiting := 0
+		for _, r := range page.Runs {
+			if r.Status == "pending" || r.Status == "queued" {
+				waiting++
+			}
+		}
+		t.Logf("accepted %d, refused %d, waiting %d of %d", accepted.Load(), full.Load(), waiting, len(page.Runs))
+		require.Equal(t, int(accepted.Load()), len(page.Runs))
+		require.LessOrEqual(t, waiting, 100, "never more than --max-queued-runs waiting")
+		require.LessOrEqual(t, int(accepted.Load()), 100+len(page.Runs)-waiting, "only runs that left the queue made room")
+	}, "--max-queued-runs", "100", "--max-concurrent-runs", "1")
 }
