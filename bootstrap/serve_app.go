@@ -34,7 +34,6 @@ import (
 const (
 	openTimeout       = 30 * time.Second // connecting to the history
 	readHeaderTimeout = 10 * time.Second
-	idleTimeout       = 2 * time.Minute
 	// httpQuiet is how long in-flight requests get once the drain is over; followed log
 	// streams are then cut so they cannot hold the process open.
 	httpQuiet = 3 * time.Second
@@ -278,6 +277,7 @@ func provideRuns(s *serveSettings, p *process, log *slog.Logger, st *store.Store
 	svc := runs.New(deps, runs.Config{
 		Pools:                s.Pools,
 		MaxQueued:            s.MaxQueued,
+		QueryTimeout:         s.Timeouts.Query,
 		MaxAttempts:          s.MaxAttempts,
 		AllowFileDirs:        s.FileDirs,
 		CallbackAllowHosts:   s.CallbackAllow,
@@ -306,6 +306,7 @@ func provideHandler(s *serveSettings, p *process, log *slog.Logger, svc *runs.Se
 ) http.Handler {
 	return apihttp.New(apihttp.Config{
 		BodyLimitBytes: s.BodyLimit,
+		ReadTimeout:    s.Timeouts.Read,
 		Auth:           s.Auth.config(),
 		PollInterval:   s.Poll,
 		Version:        p.info.Version,
@@ -338,8 +339,11 @@ func startHTTP(lc fx.Lifecycle, s *serveSettings, id identity, ln apiListener, h
 	base, cut := context.WithCancel(context.Background())
 	srv := &http.Server{
 		Handler:           h,
-		ReadHeaderTimeout: readHeaderTimeout,
-		IdleTimeout:       idleTimeout,
+		ReadHeaderTimeout: s.Timeouts.headerTimeout(),
+		// No ReadTimeout: past it net/http cancels the context of a handler still running
+		// (a followed log stream, an MCP stream). The handler bounds receiving the body
+		// with --read-timeout-secs instead (SPEC §14.3).
+		IdleTimeout: s.Timeouts.Idle,
 		// No WriteTimeout: followed logs stream for as long as the run lasts.
 		ErrorLog:    slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		BaseContext: func(net.Listener) context.Context { return base },

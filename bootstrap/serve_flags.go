@@ -63,6 +63,7 @@ type serveFlags struct {
 	mcp                           mcpFlags
 	requireApproval               string
 	confine                       confineFlags
+	timeouts                      timeoutFlags
 }
 
 func (f *serveFlags) register(fs *pflag.FlagSet) {
@@ -93,6 +94,7 @@ func (f *serveFlags) register(fs *pflag.FlagSet) {
 	f.registerCluster(fs)
 	f.vault.register(fs)
 	f.mcp.register(fs)
+	f.timeouts.register(fs)
 	registerApproval(fs, &f.requireApproval)
 	f.confine.register(fs)
 	_ = fs.SetAnnotation("pool", cli.AnnotationEnvAlias, []string{"SLUICE_SERVE_POOLS"})
@@ -135,6 +137,8 @@ type serveSettings struct {
 	RequireApproval bool
 	// Confine is --allow-path, --allow-host and the files no connector may open (§14.1).
 	Confine confineSettings
+	// Timeouts are --read-timeout-secs, --idle-timeout-secs, --query-timeout-secs (§14.3).
+	Timeouts timeouts
 }
 
 // settings validates every flag and reports all bad values at once, each naming its
@@ -247,6 +251,11 @@ func (f *serveFlags) settings() (*serveSettings, error) {
 		bad("log-level", "%v", err)
 	} else {
 		s.LogLevel = lvl
+	}
+	if t, err := f.timeouts.settings(); err != nil {
+		errs = append(errs, err)
+	} else {
+		s.Timeouts = t
 	}
 	if m, err := f.mcp.settings(); err != nil {
 		errs = append(errs, err)

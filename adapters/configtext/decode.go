@@ -14,8 +14,13 @@ import (
 )
 
 // MaxNodes bounds the size of a decoded document after aliases are expanded, so a small
-// text with nested aliases cannot expand into gigabytes.
-const MaxNodes = 100_000
+// text with nested aliases cannot expand into gigabytes; MaxDepth bounds its nesting the
+// same way (pipeline.CheckShape refuses deeper text before parsing, this catches depth
+// that aliases add).
+const (
+	MaxNodes = pipeline.MaxNodes
+	MaxDepth = pipeline.MaxDepth
+)
 
 // Decoder decodes config text; the zero value is ready to use.
 type Decoder struct{}
@@ -35,6 +40,10 @@ func Decode(text []byte) (node *pipeline.Node, err error) {
 			node, err = nil, &pipeline.SyntaxError{Message: fmt.Sprintf("cannot parse the config: %v", r)}
 		}
 	}()
+	// The shape limits first: yaml.v3 and the conversion below allocate per level.
+	if err := pipeline.CheckShape(text); err != nil {
+		return nil, err
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(text))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
@@ -73,6 +82,7 @@ func Decode(text []byte) (node *pipeline.Node, err error) {
 type converter struct {
 	errs   pipeline.Errors
 	nodes  int
+	depth  int
 	active map[*yaml.Node]bool // anchors being expanded, to refuse an alias inside itself
 }
 
@@ -87,6 +97,14 @@ func (c *converter) convert(y *yaml.Node, path string) *pipeline.Node {
 	if c.nodes > MaxNodes {
 		if c.nodes == MaxNodes+1 {
 			c.fail(path, y, "the document has more than %d nodes once aliases are expanded", MaxNodes)
+		}
+		return &pipeline.Node{Kind: pipeline.KindNull}
+	}
+	c.depth++
+	defer func() { c.depth-- }()
+	if c.depth > MaxDepth {
+		if c.depth == MaxDepth+1 {
+			c.fail(path, y, "the document nests deeper than %d levels once aliases are expanded", MaxDepth)
 		}
 		return &pipeline.Node{Kind: pipeline.KindNull}
 	}

@@ -169,12 +169,14 @@ func (s *server) authorize(c *gin.Context) {
 	p, err := s.auth.authenticate(c.GetHeader("Authorization"))
 	if err != nil {
 		c.Header("WWW-Authenticate", `Bearer realm="sluice"`)
-		s.fail(c, apiErrorf(http.StatusUnauthorized, codeUnauthorized, "%s", err.Error()))
+		// Refused before its body is read (SPEC §14.3): a tokenless client trickling a
+		// body gets its 401 now, and the body is never waited for.
+		s.refuseUnread(c, apiErrorf(http.StatusUnauthorized, codeUnauthorized, "%s", err.Error()))
 		return
 	}
 	if route != "" {
 		if err := s.perms.check(p, c.Request.Method, route, c.Param("tenant")); err != nil {
-			s.fail(c, err)
+			s.refuseUnread(c, err)
 			return
 		}
 	}

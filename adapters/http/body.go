@@ -15,6 +15,9 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/sluicehq/sluice/application/runs"
+	"github.com/sluicehq/sluice/domain/naming"
+	"github.com/sluicehq/sluice/domain/pipeline"
+	"github.com/sluicehq/sluice/domain/run"
 )
 
 // readBody reads the whole (size-limited) body; a body over the limit fails with the
@@ -44,6 +47,10 @@ func decodeJSONBytes(body []byte, v any, optional bool) error {
 		}
 		return invalidBody("the request body is empty: send a JSON object")
 	}
+	// Before decoding, which allocates per level: a deep body is refused at its text.
+	if err := pipeline.CheckShape(body); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
@@ -52,7 +59,7 @@ func decodeJSONBytes(body []byte, v any, optional bool) error {
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return invalidBody("the request body holds more than one JSON value")
 	}
-	return nil
+	return checkBodyText(body)
 }
 
 // jsonError turns a decoding error into a message that names what to change.
@@ -134,9 +141,9 @@ func checkQuery(q url.Values, known ...string) error {
 	for k := range q {
 		if !slices.Contains(known, k) {
 			if len(known) == 0 {
-				return invalidBody("unknown query parameter %q: this route takes none", k)
+				return invalidBody("unknown query parameter %s: this route takes none", naming.Quote(k))
 			}
-			return invalidBody("unknown query parameter %q (known: %s)", k, strings.Join(known, ", "))
+			return invalidBody("unknown query parameter %s (known: %s)", naming.Quote(k), strings.Join(known, ", "))
 		}
 	}
 	return nil
@@ -150,7 +157,7 @@ func queryInt(q url.Values, name string, def, lo, hi int64) (int64, error) {
 	}
 	n, err := strconv.ParseInt(v, 10, 64)
 	if err != nil || n < lo || n > hi {
-		return 0, invalidBody("query parameter %q must be an integer from %d to %d, not %q", name, lo, hi, v)
+		return 0, invalidBody("query parameter %q must be an integer from %d to %d, not %s", name, lo, hi, naming.Quote(v))
 	}
 	return n, nil
 }
@@ -163,7 +170,7 @@ func queryTime(q url.Values, name string) (time.Time, error) {
 	}
 	t, err := time.Parse(time.RFC3339Nano, v)
 	if err != nil {
-		return time.Time{}, invalidBody("query parameter %q must be an RFC 3339 time like 2026-01-02T15:04:05Z, not %q", name, v)
+		return time.Time{}, invalidBody("query parameter %q must be an RFC 3339 time like 2026-01-02T15:04:05Z, not %s", name, naming.Quote(v))
 	}
 	return t, nil
 }
@@ -182,15 +189,19 @@ func queryBool(q url.Values, name string) (bool, error) {
 }
 
 // parseLabels reads k=v pairs; field names the parameter for messages.
-func parseLabels(pairs []string, field string) (map[string]string, error) {
+// At most limit pairs are read: the count is refused before anything is built from them.
+func parseLabels(pairs []string, field string, limit int) (map[string]string, error) {
 	if len(pairs) == 0 {
 		return nil, nil
+	}
+	if len(pairs) > limit {
+		return nil, invalidBody("%s is given %d times: at most %d are allowed", field, len(pairs), limit)
 	}
 	out := make(map[string]string, len(pairs))
 	for _, p := range pairs {
 		k, v, ok := strings.Cut(p, "=")
 		if !ok || strings.TrimSpace(k) == "" {
-			return nil, invalidBody("%s %q must be key=value", field, p)
+			return nil, invalidBody("%s %s must be key=value", field, naming.Quote(p))
 		}
 		out[k] = v
 	}
@@ -240,7 +251,7 @@ func submitRequest(c *gin.Context) (runs.SubmitRequest, error) {
 		if err != nil {
 			return req, err
 		}
-		labels, err := parseLabels(q["label"], "query parameter label")
+		labels, err := parseLabels(q["label"], "query parameter label", run.MaxLabels)
 		if err != nil {
 			return req, err
 		}
@@ -289,7 +300,7 @@ func parseClock(v, field string) (*time.Time, error) {
 	}
 	t, err := time.Parse(time.RFC3339Nano, v)
 	if err != nil {
-		return nil, invalidBody("%s must be an RFC 3339 time like 2026-01-02T15:04:05Z, not %q", field, v)
+		return nil, invalidBody("%s must be an RFC 3339 time like 2026-01-02T15:04:05Z, not %s", field, naming.Quote(v))
 	}
 	return &t, nil
 }

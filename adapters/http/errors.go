@@ -36,6 +36,8 @@ const (
 	codeConflict            = "conflict"
 	codeRunDeleted          = "run_deleted"
 	codeBodyTooLarge        = "body_too_large"
+	codeRequestTimeout      = "request_timeout"
+	codeQueryTimeout        = "query_timeout"
 	codeInvalidConfig       = "invalid_config"
 	codeInvalidParams       = "invalid_params"
 	codeDirectiveRefused    = "directive_refused"
@@ -69,6 +71,8 @@ func Codes() map[string]int {
 		codeConflict:            http.StatusConflict,
 		codeRunDeleted:          http.StatusGone,
 		codeBodyTooLarge:        http.StatusRequestEntityTooLarge,
+		codeRequestTimeout:      http.StatusRequestTimeout,
+		codeQueryTimeout:        http.StatusServiceUnavailable,
 		codeInvalidConfig:       http.StatusUnprocessableEntity,
 		codeInvalidParams:       http.StatusUnprocessableEntity,
 		codeDirectiveRefused:    http.StatusUnprocessableEntity,
@@ -145,6 +149,8 @@ func errorTable() []mapping {
 		{run.ErrConflict, codeConflict},
 		{run.ErrInvalidTransition, codeConflict},
 		{run.ErrLeaseLost, codeConflict},
+		// A read ran past --query-timeout-secs; before ErrUnavailable, which it wraps.
+		{runs.ErrQueryTimeout, codeQueryTimeout},
 		// The history did not answer: nothing was decided, the caller may retry.
 		{run.ErrUnavailable, codeHistoryUnavailable},
 	}
@@ -315,6 +321,9 @@ func (s *server) fail(c *gin.Context, err error) {
 	if !known {
 		s.log.ErrorContext(c.Request.Context(), "request failed",
 			"method", c.Request.Method, "route", c.FullPath(), "error", redact(err.Error()))
+	}
+	if ae.code == codeRequestTimeout {
+		c.Header("Connection", "close") // the rest of the body is not waited for
 	}
 	if ae.code == codeQueueFull {
 		c.Header("Retry-After", strconv.Itoa(retryAfterSecs(s.cfg.PollInterval)))

@@ -115,6 +115,8 @@ func TestCodesMatchTheSpecList(t *testing.T) {
 		"history_unavailable": 503,
 		// SPEC §14.1: confinement refusals.
 		"path_refused": 422, "host_refused": 422, "history_refused": 422,
+		// SPEC §14.3.
+		"request_timeout": 408, "query_timeout": 503,
 	}
 	got := sluicehttp.Codes()
 	for code, status := range want {
@@ -273,4 +275,20 @@ func TestInvalidParamsNameTheParam(t *testing.T) {
 	require.Contains(t, msg, "params.region: must be one of eu, us (enum)")
 	require.Equal(t, []any{map[string]any{"path": "params.region", "message": "must be one of eu, us (enum)", "param": "region"}},
 		details["errors"])
+}
+
+// The redaction hides URL credentials, never the words of an instruction: each of these
+// messages was shown with "key: REDACTED" or "token: REDACTED" in it.
+func TestRedactKeepsInstructions(t *testing.T) {
+	t.Parallel()
+	for _, msg := range []string{
+		"pipeline.sink.config.key: required when write_mode is upsert",
+		"secret params need a vault key: start the server with --vault-key (SLUICE_VAULT_KEY; `sluice keygen` prints one)",
+		"write_mode: overwrite would let each shard replace the rows the others wrote; use write_mode: upsert with key: [COLUMNS], or remove shard",
+		"params.token: secret value too short: a secret param must be at least 8 characters long",
+	} {
+		require.Equal(t, msg, sluicehttp.Redact(msg))
+	}
+	require.Equal(t, "dial postgres://REDACTED@db/x?password=REDACTED&sslmode=disable",
+		sluicehttp.Redact("dial postgres://app:pw@db/x?password=pw2&sslmode=disable"))
 }

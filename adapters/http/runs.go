@@ -116,7 +116,7 @@ func (s *server) listFilter(c *gin.Context) (runs.Filter, error) {
 		f.Tenant, f.TenantSet = p.Tenant, true
 	}
 	var err error
-	if f.Labels, err = parseLabels(q["label"], "query parameter label"); err != nil {
+	if f.Labels, err = parseLabels(q["label"], "query parameter label", run.MaxLabelFilters); err != nil {
 		return f, err
 	}
 	if f.Since, err = queryTime(q, "since"); err != nil {

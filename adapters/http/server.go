@@ -18,6 +18,9 @@ var _ RunService = (*runs.Service)(nil)
 // DefaultBodyLimit is the request body limit when Config.BodyLimitBytes is zero (SPEC §2.7).
 const DefaultBodyLimit int64 = 1 << 20
 
+// DefaultReadTimeout bounds receiving a body when Config.ReadTimeout is zero (SPEC §14.3).
+const DefaultReadTimeout = 30 * time.Second
+
 // DefaultPollInterval is the claim-loop interval assumed when Config.PollInterval is zero;
 // it sets Retry-After on 429 answers and the polling pace of followed logs.
 const DefaultPollInterval = time.Second
@@ -25,7 +28,10 @@ const DefaultPollInterval = time.Second
 // Config is what the handler is configured with; zero values take the defaults.
 type Config struct {
 	BodyLimitBytes int64
-	Auth           AuthConfig
+	// ReadTimeout bounds receiving a request body (--read-timeout-secs); past it the
+	// read fails and the request answers 408. Zero: DefaultReadTimeout.
+	ReadTimeout time.Duration
+	Auth        AuthConfig
 	// PollInterval is the claim-loop interval: 429 answers tell clients to retry after it,
 	// and followed logs poll the history at this pace.
 	PollInterval time.Duration
@@ -79,6 +85,9 @@ func New(cfg Config, deps Deps) http.Handler {
 	if cfg.PollInterval <= 0 {
 		cfg.PollInterval = DefaultPollInterval
 	}
+	if cfg.ReadTimeout <= 0 {
+		cfg.ReadTimeout = DefaultReadTimeout
+	}
 	log := deps.Log
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -97,7 +106,7 @@ func New(cfg Config, deps Deps) http.Handler {
 	e.RedirectTrailingSlash = false
 	e.RedirectFixedPath = false
 	e.ContextWithFallback = true
-	e.Use(s.observe, s.recover, s.authorize, s.limitBody)
+	e.Use(s.observe, s.recover, s.authorize, s.checkText, s.limitBody)
 	e.NoRoute(s.noRoute)
 	s.routes(e)
 	s.doc = renderOpenAPI(cfg.Version, deps.MCP != nil)
@@ -194,15 +203,17 @@ func (s *server) recover(c *gin.Context) {
 	c.Next()
 }
 
-// limitBody caps every request body (SPEC §2.7). A declared length over the limit is
-// refused before reading; a body that grows past it fails its read with 413.
+// limitBody caps every request body (SPEC §2.7) in size and in time (§14.3). A declared
+// length over the limit is refused before reading; a body that grows past it fails its
+// read with 413, one that takes longer than the read timeout with 408.
 func (s *server) limitBody(c *gin.Context) {
 	if c.Request.ContentLength > s.cfg.BodyLimitBytes {
-		s.fail(c, tooLarge(s.cfg.BodyLimitBytes))
+		s.refuseUnread(c, tooLarge(s.cfg.BodyLimitBytes))
 		c.Abort()
 		return
 	}
-	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, s.cfg.BodyLimitBytes)
+	body := http.MaxBytesReader(c.Writer, c.Request.Body, s.cfg.BodyLimitBytes)
+	c.Request.Body = deadlineBody(c, body, s.cfg.ReadTimeout)
 	c.Next()
 }
 

@@ -29,6 +29,11 @@ func (s *Store) Create(ctx context.Context, rec *runs.Record, idem *runs.Idempot
 	}
 	var res runs.CreateResult
 	err = s.runInTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		if rec.QueueLimit > 0 {
+			if err := s.admitQueued(ctx, tx, rec.QueueLimit, rec.QueueInFlight); err != nil {
+				return err
+			}
+		}
 		// Only a decision that depends on the key's other runs needs the key's lock: a
 		// serial run may have to queue, and a run_key must stay unique per key. A plain
 		// run is inserted without waiting for its siblings' transactions.
@@ -49,6 +54,26 @@ func (s *Store) Create(ctx context.Context, rec *runs.Record, idem *runs.Idempot
 	}
 	rec.Status = res.Status
 	return res, nil
+}
+
+// admitQueued refuses the run when limit runs are pending or queued (with inFlight runs
+// the caller admitted that may not be stored yet), deciding with the insert: on PostgreSQL an advisory lock makes near-limit submits count one after the
+// other (each sees the runs the previous one inserted); SQLite's immediate transactions
+// already take the writer lock before the count.
+func (s *Store) admitQueued(ctx context.Context, tx bun.Tx, limit, inFlight int) error {
+	if s.d.pipelineLocks {
+		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?)", s.lockKey("queue")); err != nil {
+			return err
+		}
+	}
+	var n int
+	if err := tx.NewRaw("SELECT count(*) FROM sluice_runs WHERE status IN ('pending', 'queued')").Scan(ctx, &n); err != nil {
+		return err
+	}
+	if n+inFlight >= limit {
+		return runs.QueueFull(n, inFlight, limit)
+	}
+	return nil
 }
 
 // createStatus checks the status a new run may be stored with ("" is pending) and fills

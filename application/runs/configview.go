@@ -12,16 +12,16 @@ import (
 	"github.com/sluicehq/sluice/domain/pipeline"
 )
 
-// sensitiveKeyWords make a config key's value hidden by Config (SPEC §2.2): a key whose
-// name contains one of them, in any case. The match is deliberately wide — `key: [id]`
-// of an upsert sink is hidden too — because a missed password costs more than a hidden
-// column list.
-var sensitiveKeyWords = []string{"password", "passwd", "secret", "token", "key"}
+// secretKeys are the config keys whose values Config hides (SPEC §14.3): a key named one
+// of them, in any case, or ending in one after an underscore (db_password,
+// secret_access_key). A key merely containing "key" is not one of them: `key: [id]` of
+// an upsert sink is a column list, and hiding it made the view useless for editing.
+var secretKeys = []string{"password", "passwd", "secret", "token", "api_key", "access_key", "secret_key", "private_key"}
 
 func sensitiveKey(k string) bool {
 	k = strings.ToLower(k)
-	for _, w := range sensitiveKeyWords {
-		if strings.Contains(k, w) {
+	for _, w := range secretKeys {
+		if k == w || strings.HasSuffix(k, "_"+w) {
 			return true
 		}
 	}
@@ -31,7 +31,7 @@ func sensitiveKey(k string) bool {
 // Config returns a run's stored config for people to read (operator or admin; never a
 // tenant principal). The redaction works on the parsed tree, not on the text, so no
 // quoting or flow style can hide a value from it: every scalar under a key named like
-// password|passwd|secret|token|key becomes "***", URL userinfo becomes "***" in every
+// one of secretKeys becomes "***", URL userinfo becomes "***" in every
 // string, and values registered as secrets are masked. Directives stay as written
 // (${env:PG_URL}, ${sealed:1}); they name a secret without holding it.
 //

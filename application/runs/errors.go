@@ -53,7 +53,7 @@ var (
 // test can check that each one is mapped.
 func Errors() []error {
 	return slices.Clone([]error{
-		ErrDraining, ErrQueueFull, ErrIdempotencyConflict, ErrRunDeleted,
+		ErrDraining, ErrQueueFull, ErrQueryTimeout, ErrIdempotencyConflict, ErrRunDeleted,
 		ErrRunNotTerminal, ErrForbidden, ErrInvalidRequest, ErrCallbackRefused,
 		ErrStateFormatRefused, ErrPoolsUnsupported, ErrVaultKeyRequired, ErrSecretParamsRefused,
 	})

@@ -44,7 +44,7 @@ func (s *Service) lookup(ctx context.Context, p Principal, id string) (*Record, 
 	if id == "" || len(id) > run.MaxIDLen {
 		return nil, fmt.Errorf("run %q: %w", id, run.ErrNotFound)
 	}
-	rec, err := s.deps.Store.Get(ctx, id)
+	rec, err := bounded(ctx, s.cfg.QueryTimeout, func(ctx context.Context) (*Record, error) { return s.deps.Store.Get(ctx, id) })
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +86,7 @@ func (s *Service) List(ctx context.Context, p Principal, f Filter) (Page, error)
 	limit := f.Limit
 	f.Limit = limit + 1 // one more than asked tells whether another page exists
 	f.Cursor = ""
-	recs, err := s.deps.Store.List(ctx, f)
+	recs, err := bounded(ctx, s.cfg.QueryTimeout, func(ctx context.Context) ([]*Record, error) { return s.deps.Store.List(ctx, f) })
 	if err != nil {
 		return Page{}, err
 	}
@@ -120,10 +120,11 @@ func checkFilter(f Filter) error {
 	if f.Tenant != "" && !naming.Valid(f.Tenant) {
 		return invalid("tenant", naming.Check("tenant", f.Tenant).Error())
 	}
-	for _, k := range slices.Sorted(maps.Keys(f.Labels)) {
-		if !naming.Valid(k) {
-			return invalid("label", naming.Check("label key", k).Error())
-		}
+	if err := run.CheckLabels(f.Labels, run.MaxLabelFilters); err != nil {
+		return invalid("label", err.Error())
+	}
+	if err := checkKey("run_key", f.RunKey); err != nil {
+		return err
 	}
 	if !f.Since.IsZero() && !f.Until.IsZero() && !f.Until.After(f.Since) {
 		return invalid("until", "must be after since")
@@ -170,7 +171,7 @@ func (s *Service) Logs(ctx context.Context, p Principal, id string, after int64,
 	if err != nil {
 		return LogPage{}, err
 	}
-	lines, err := s.deps.Store.Logs(ctx, id, after, limit)
+	lines, err := bounded(ctx, s.cfg.QueryTimeout, func(ctx context.Context) ([]LogLine, error) { return s.deps.Store.Logs(ctx, id, after, limit) })
 	if err != nil {
 		return LogPage{}, err
 	}
@@ -208,7 +209,9 @@ func (s *Service) Shards(ctx context.Context, p Principal, id, cursor string, li
 	if _, err := s.lookup(ctx, p, id); err != nil {
 		return ShardPage{}, err
 	}
-	list, err := s.deps.Store.Shards(ctx, id, after, limit+1)
+	list, err := bounded(ctx, s.cfg.QueryTimeout, func(ctx context.Context) ([]ShardRecord, error) {
+		return s.deps.Store.Shards(ctx, id, after, limit+1)
+	})
 	if err != nil {
 		return ShardPage{}, err
 	}
@@ -241,7 +244,9 @@ func (s *Service) Audit(ctx context.Context, p Principal, after int64, limit int
 	if after < 0 {
 		return nil, invalid("after", "must not be negative")
 	}
-	entries, err := s.deps.Store.ListAudit(ctx, after, limit)
+	entries, err := bounded(ctx, s.cfg.QueryTimeout, func(ctx context.Context) ([]AuditEntry, error) {
+		return s.deps.Store.ListAudit(ctx, after, limit)
+	})
 	if err != nil {
 		return nil, err
 	}

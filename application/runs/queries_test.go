@@ -232,6 +232,7 @@ pipeline:
       table_name: "t_s3cr3t-pw"
       password: hunter2-literal
       key: [id]
+      secret_access_key: [pem-line-1]
 `
 	h.redactor.Register("s3cr3t-pw")
 	h.store.put(&runs.Record{ID: "r1", Name: "orders", Status: "completed", Config: text})
@@ -239,7 +240,7 @@ pipeline:
 
 	out, err := h.svc.Config(ctx, operator, "r1")
 	require.NoError(t, err)
-	for _, secret := range []string{"tok-123", "hunter2-literal", "rpw", "reader", "s3cr3t-pw", "${env:DB_PASS}"} {
+	for _, secret := range []string{"tok-123", "hunter2-literal", "pem-line-1", "rpw", "reader", "s3cr3t-pw", "${env:DB_PASS}"} {
 		require.NotContains(t, out, secret)
 	}
 	require.Contains(t, out, `"connection_url": "postgres://***@db/wh"`)
@@ -249,7 +250,8 @@ pipeline:
 	require.Contains(t, out, `"count": 10`, "types are kept")
 	require.Contains(t, out, `"ratio": 0.25`)
 	require.Contains(t, out, `"strict": true`)
-	require.Contains(t, out, "\"key\": [\n          \"***\"\n        ]", "every leaf under a sensitive key, structure kept")
+	require.Contains(t, out, "\"secret_access_key\": [\n          \"***\"\n        ]", "every leaf under a sensitive key, structure kept")
+	require.Contains(t, out, "\"key\": [\n          \"id\"\n        ]", "a key column list is not a secret (SPEC §14.3)")
 	require.Contains(t, out, `"table_name": "t_[secret]"`)
 	require.Less(t, strings.Index(out, `"version"`), strings.Index(out, `"pipeline"`), "document order is kept")
 	require.Less(t, strings.Index(out, `"source"`), strings.Index(out, `"sink"`))

@@ -11,51 +11,83 @@ import (
 // one while the queue is far from its limit.
 const queueRecheck = time.Second
 
-// queueLimit enforces --max-queued-runs (SPEC §2.3: 429 once the queue is full) without
-// a count(*) over the pending runs for every submission — the statement grows with the
-// queue, so under a burst it was the costliest part of a submit.
+// queueLimit enforces --max-queued-runs (SPEC §2.3: 429 once the queue is full; §14.3:
+// exact under concurrent submits) without a count(*) over the pending runs for every
+// submission — the statement grows with the queue, so under a burst it was the costliest
+// part of a submit.
 //
-// The count is exact near the limit: a submission counts afresh whenever the last count
-// plus the runs accepted here since is at least half the limit, or the count is older
-// than queueRecheck. Far from the limit the last count is used, which can be behind by
-// what other members accepted within queueRecheck, never by enough to matter: at least
-// half the limit is still free.
+// Far from the limit no count is taken: the last count plus every run this process
+// admitted since before that count started (an admitted run whose insert had not
+// committed may be missing from it) is an upper bound of the queue as this process
+// sees it, and while it stays within half the limit a run is admitted at once. Near the
+// limit, or when the count is older than queueRecheck, the decision is the store's: it
+// counts again in the transaction of the insert (Record.QueueLimit), one submit at a
+// time, adding the runs admitted at once that may still be on their way to their insert
+// (Record.QueueInFlight) — that is what makes the limit exact.
 type queueLimit struct {
 	max   int
 	count func(ctx context.Context) (int, error)
 	now   func() time.Time
 
-	mu    sync.Mutex
-	last  int       // the last count
-	at    time.Time // when it was taken; zero = never
-	since int       // runs accepted here after it
+	mu       sync.Mutex
+	last     int       // the last count
+	at       time.Time // when it was taken; zero = never
+	admitted int       // runs admitted by this process, ever
+	done     int       // of those, the ones whose submit returned
+	doneAt   int       // done when the last count started
+	inFlight int       // runs admitted at once whose submit has not returned
 }
 
-// admit answers nil when one more run may be queued, or ErrQueueFull.
-func (q *queueLimit) admit(ctx context.Context) error {
+// admission is admit's answer: with limit > 0 the store decides with the insert.
+type admission struct {
+	limit, inFlight int
+	release         func() // call once the submit returned, stored or not
+}
+
+// admit answers whether one more run may be queued: ErrQueueFull when a fresh count is
+// at the limit, else an admission the store may still have to confirm.
+func (q *queueLimit) admit(ctx context.Context) (admission, error) {
 	if q.max <= 0 {
-		return nil
+		return admission{release: func() {}}, nil
 	}
 	q.mu.Lock()
-	cheap := !q.at.IsZero() && q.now().Sub(q.at) < queueRecheck && 2*(q.last+q.since+1) <= q.max
+	cheap := !q.at.IsZero() && q.now().Sub(q.at) < queueRecheck && 2*(q.last+q.admitted-q.doneAt+1) <= q.max
 	if cheap {
-		q.since++
+		q.admitted++
+		q.inFlight++
 		q.mu.Unlock()
-		return nil
+		return admission{release: func() { q.release(true) }}, nil
 	}
+	doneAt := q.done
 	q.mu.Unlock()
 	n, err := q.count(ctx)
 	if err != nil {
-		return err
+		return admission{}, err
 	}
 	q.mu.Lock()
-	q.last, q.at, q.since = n, q.now(), 0
-	if n < q.max {
-		q.since = 1
+	defer q.mu.Unlock()
+	q.last, q.at, q.doneAt = n, q.now(), doneAt
+	if n >= q.max {
+		return admission{}, QueueFull(n, 0, q.max)
+	}
+	q.admitted++
+	return admission{limit: q.max, inFlight: q.inFlight, release: func() { q.release(false) }}, nil
+}
+
+func (q *queueLimit) release(cheap bool) {
+	q.mu.Lock()
+	q.done++
+	if cheap {
+		q.inFlight--
 	}
 	q.mu.Unlock()
-	if n >= q.max {
-		return fmt.Errorf("%w: %d runs are pending or queued (limit %d)", ErrQueueFull, n, q.max)
+}
+
+// QueueFull is the refusal naming the count, the runs admitted but not yet stored, and
+// the limit; a store returns it when its own count reached the limit.
+func QueueFull(n, inFlight, limit int) error {
+	if inFlight > 0 {
+		return fmt.Errorf("%w: %d runs are pending or queued and %d more are being submitted (limit %d)", ErrQueueFull, n, inFlight, limit)
 	}
-	return nil
+	return fmt.Errorf("%w: %d runs are pending or queued (limit %d)", ErrQueueFull, n, limit)
 }

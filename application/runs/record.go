@@ -34,7 +34,13 @@ type Record struct {
 	// Secrets are the sealed values of the config's ${sealed:N} tokens, index N (SPEC
 	// §7.2). Create stores them apart from the run record, in its transaction; reads of a
 	// run leave them nil.
-	Secrets         [][]byte
+	Secrets [][]byte
+	// QueueLimit, when > 0, makes Create refuse the run with ErrQueueFull (QueueFull)
+	// once the pending and queued runs plus QueueInFlight (runs admitted without a count,
+	// maybe not inserted yet) reach it, counting in the transaction of the insert so
+	// concurrent submits cannot all pass one count (SPEC §14.3). Not stored.
+	QueueLimit      int
+	QueueInFlight   int
 	Callback        *Callback
 	TemplateID      string
 	TemplateVersion int

@@ -60,6 +60,9 @@ type Config struct {
 	Pools []string
 	// MaxQueued is --max-queued-runs; 0 means no limit.
 	MaxQueued int
+	// QueryTimeout is --query-timeout-secs: each history read serving a request is
+	// cancelled past it (ErrQueryTimeout); 0 means none.
+	QueryTimeout time.Duration
 	// MaxAttempts is --cluster-max-attempts, stored on every new run; default 3.
 	MaxAttempts int
 	// AllowFileDirs is --allow-file-dir: where ${file:} may read in a submitted config.

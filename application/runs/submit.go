@@ -91,10 +91,12 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (SubmitResult, 
 		return SubmitResult{}, err
 	}
 	propose := s.mustPropose(req)
+	var admitted admission // limit > 0: the store decides admission with the insert
 	if !propose {
-		if err := s.queue.admit(ctx); err != nil {
+		if admitted, err = s.queue.admit(ctx); err != nil {
 			return SubmitResult{}, err
 		}
+		defer admitted.release()
 	}
 
 	mat, err := s.materialize(tree, req.Params, req.Backfill)
@@ -144,6 +146,8 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (SubmitResult, 
 		TimeoutSecs:     req.TimeoutSecs,
 		Config:          string(req.Config),
 		Callback:        cb,
+		QueueLimit:      admitted.limit,
+		QueueInFlight:   admitted.inFlight,
 		TemplateID:      req.TemplateID,
 		TemplateVersion: req.TemplateVersion,
 		ShardCount:      max(cfg.ShardCount, 1),
@@ -247,10 +251,8 @@ func checkSubmitFields(req SubmitRequest) error {
 	if req.Tenant != "" && !naming.Valid(req.Tenant) {
 		return invalid("tenant", naming.Check("tenant", req.Tenant).Error())
 	}
-	for _, k := range slices.Sorted(maps.Keys(req.Labels)) {
-		if !naming.Valid(k) {
-			return invalid("labels", naming.Check("label key", k).Error())
-		}
+	if err := run.CheckLabels(req.Labels, run.MaxLabels); err != nil {
+		return invalid("labels", err.Error())
 	}
 	if req.TimeoutSecs < 0 {
 		return invalid("timeout_secs", fmt.Sprintf("must be 0 (none) or a positive number of seconds (got %d)", req.TimeoutSecs))
@@ -264,6 +266,9 @@ func checkSubmitFields(req SubmitRequest) error {
 func checkKey(field, k string) error {
 	if len(k) > run.MaxRunKeyLen {
 		return invalid(field, fmt.Sprintf("is %d bytes long: at most %d are allowed", len(k), run.MaxRunKeyLen))
+	}
+	if p := naming.TextProblem(k); p != "" {
+		return invalid(field, p)
 	}
 	for _, c := range k {
 		if !unicode.IsPrint(c) {

@@ -403,7 +403,7 @@ func TestErrorsListsEverySentinel(t *testing.T) {
 	t.Parallel()
 	errs := runs.Errors()
 	require.ElementsMatch(t, []error{
-		runs.ErrDraining, runs.ErrQueueFull, runs.ErrIdempotencyConflict, runs.ErrRunDeleted,
+		runs.ErrDraining, runs.ErrQueueFull, runs.ErrQueryTimeout, runs.ErrIdempotencyConflict, runs.ErrRunDeleted,
 		runs.ErrRunNotTerminal, runs.ErrForbidden, runs.ErrInvalidRequest, runs.ErrCallbackRefused,
 		runs.ErrStateFormatRefused, runs.ErrPoolsUnsupported, runs.ErrVaultKeyRequired, runs.ErrSecretParamsRefused,
 	}, errs)

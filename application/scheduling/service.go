@@ -8,14 +8,14 @@ import (
 	"io"
 	"log/slog"
 	"maps"
-	"slices"
+
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/sluicehq/sluice/application/runs"
-	"github.com/sluicehq/sluice/domain/naming"
 	"github.com/sluicehq/sluice/domain/pool"
+	"github.com/sluicehq/sluice/domain/run"
 	"github.com/sluicehq/sluice/domain/schedule"
 )
 
@@ -162,10 +162,8 @@ func (s *Service) Create(ctx context.Context, p runs.Principal, req CreateReques
 			return nil, invalid("pool", err.Error())
 		}
 	}
-	for _, k := range slices.Sorted(maps.Keys(req.Labels)) {
-		if err := naming.Check("label key", k); err != nil {
-			return nil, invalid("labels", err.Error())
-		}
+	if err := run.CheckLabels(req.Labels, run.MaxLabels); err != nil {
+		return nil, invalid("labels", err.Error())
 	}
 	tv, err := s.deps.Templates.CheckParams(ctx, req.TemplateID, req.Params)
 	if err != nil {

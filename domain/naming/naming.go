@@ -28,5 +28,5 @@ func Check(what, s string) error {
 	if Valid(s) {
 		return nil
 	}
-	return fmt.Errorf("%s %q is not a valid name: use 1-63 characters of a-z, 0-9, '_', '.', '-', starting with a letter or digit", what, s)
+	return fmt.Errorf("%s %s is not a valid name: use 1-63 characters of a-z, 0-9, '_', '.', '-', starting with a letter or digit", what, Quote(s))
 }
