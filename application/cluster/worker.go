@@ -195,6 +195,7 @@ func (m *Member) execute(e *execution, log *slog.Logger) (res result) {
 	stats, err := m.deps.Runner.Run(e.ctx, execute.Job{
 		Config:   cfg,
 		StateKey: key,
+		Run:      e.key(), // an exactly-once sink records it when the read completes
 		State:    store,
 		Timeout:  timeout,
 		Shard:    e.slice(),

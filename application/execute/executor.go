@@ -34,6 +34,11 @@ type Job struct {
 	// StateKey is where the bookmark lives when the config is incremental, and the key
 	// of the sink's watermark row with delivery exactly_once (incremental or not).
 	StateKey string
+	// Run names the run this job executes: the run id, or for a shard the shard's state
+	// key (run id and index). An exactly-once job records it in the sink's watermark when
+	// its read is complete, so a re-execution of the same run after a lost finish writes
+	// nothing (SPEC §1.7). "" (sluice run) records no run: every execution is a new one.
+	Run string
 	// State stores bookmarks; nil when the config is not incremental. With delivery
 	// exactly_once it is not used: the position lives in the sink's watermark (FencedSink).
 	State   StateStore
@@ -255,9 +260,10 @@ func (r *runner) confirmed(n int, rows int64) {
 // finish commits after the source's end and saves an AtEnd sink's last bookmark.
 func (r *runner) finish(ctx context.Context, snk Sink) error {
 	if r.fenced != nil {
-		// The read is complete: the next run starts after the last bookmark (a full read
-		// from the beginning), with nothing left to drop.
-		return r.commitFenced(ctx, Position{Bookmark: r.pos.Bookmark}, "commit")
+		// The read is complete: a new run starts after the last bookmark (a full read from
+		// the beginning) with nothing left to drop, while this run, executed again because
+		// its finish never reached the history, finds itself recorded and writes nothing.
+		return r.commitFenced(ctx, Position{Bookmark: r.pos.Bookmark, CompletedBy: r.job.Run}, "commit")
 	}
 	if err := safely(func() error { return snk.Commit(ctx) }); err != nil {
 		r.abort(ctx, snk)

@@ -52,6 +52,15 @@ func (r *runner) runFenced(ctx context.Context, srcConn SourceConnector, snkConn
 		r.abort(wctx, snk)
 		return r.fail(RoleSink, 0, err)
 	}
+	if r.job.Run != "" && wm.Position.CompletedBy == r.job.Run {
+		// This run's read already reached the end and committed: only the history's
+		// record of the finish was lost. Writing nothing is the exactly-once answer;
+		// the fence taken above still refuses the earlier attempt, should it wake up.
+		r.abort(wctx, snk)
+		r.log.Info("exactly-once read already delivered by this run; writing nothing",
+			"state_key", r.job.StateKey, "run", r.job.Run, "epoch", wm.Epoch)
+		return nil
+	}
 	if err := r.resumeFrom(wm); err != nil {
 		r.abort(wctx, snk)
 		return err

@@ -185,6 +185,11 @@ type StateStore interface {
 type Position struct {
 	Bookmark *state.Bookmark
 	Rows     int64
+	// CompletedBy is the run (Job.Run) that read its source to the end at this position;
+	// "" while a read is in progress. A re-execution of that same run finds its read
+	// already delivered and writes nothing; any other run resumes from the position (a
+	// full read therefore starts over, an incremental one continues after Bookmark).
+	CompletedBy string
 }
 
 // Watermark is a fenced sink's record under one state key: the fencing epoch this writer
@@ -213,5 +218,6 @@ type FencedSink interface {
 	WriteAt(ctx context.Context, p *Page, pos Position) error
 	// CommitAt records pos as the position (fenced the same way) and makes every
 	// confirmed page final; it replaces Commit. A lost fence wraps run.ErrLeaseLost.
+	// Every position a sink records, CompletedBy included, is what Fence returns next.
 	CommitAt(ctx context.Context, pos Position) error
 }

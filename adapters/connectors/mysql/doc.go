@@ -40,5 +40,6 @@
 // database: Fence increments the key's epoch with INSERT … ON DUPLICATE KEY UPDATE and
 // reads the row back in the same transaction; every page commits with `UPDATE … WHERE
 // state_key = ? AND epoch = ?`, rolled back with run.ErrLeaseLost when it matches no row.
-// A target table whose engine ignores transactions (MyISAM) is refused.
+// A target table whose engine ignores transactions (MyISAM) is refused. A watermark table
+// of an earlier version gets its completed_by column when Fence finds it missing.
 package mysql

@@ -23,41 +23,50 @@ func (s *sink) Fence(ctx context.Context, key string) (execute.Watermark, error)
 	}
 	f := sqlsink.Fence{Table: s.opts.watermark.quoted(), Key: key}
 	if _, err := s.DB.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS `+f.Table+` (
-	state_key  VARCHAR(255) NOT NULL PRIMARY KEY,
-	epoch      BIGINT NOT NULL,
-	bookmark   TEXT NULL,
-	rows_after BIGINT NOT NULL DEFAULT 0,
-	updated_at DATETIME(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6)
+	state_key    VARCHAR(255) NOT NULL PRIMARY KEY,
+	epoch        BIGINT NOT NULL,
+	bookmark     TEXT NULL,
+	rows_after   BIGINT NOT NULL DEFAULT 0,
+	completed_by VARCHAR(255) NULL,
+	updated_at   DATETIME(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4`); err != nil {
 		return execute.Watermark{}, s.explainFence(fmt.Errorf("create: %w", err))
 	}
-	tx, err := s.DB.BeginTx(ctx, nil)
-	if err != nil {
-		return execute.Watermark{}, s.explainFence(err)
-	}
-	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `INSERT INTO `+f.Table+` (state_key, epoch) VALUES (?, 1)
-ON DUPLICATE KEY UPDATE epoch = epoch + 1, updated_at = CURRENT_TIMESTAMP(6)`, key); err != nil {
-		return execute.Watermark{}, s.explainFence(fmt.Errorf("take the next epoch: %w", err))
-	}
-	var (
-		epoch    int64
-		bookmark sql.NullString
-		rows     int64
-	)
-	if err := tx.QueryRowContext(ctx, `SELECT epoch, bookmark, rows_after FROM `+f.Table+` WHERE state_key = ?`, key).
-		Scan(&epoch, &bookmark, &rows); err != nil {
-		return execute.Watermark{}, s.explainFence(fmt.Errorf("read the watermark: %w", err))
-	}
-	if err := tx.Commit(); err != nil {
-		return execute.Watermark{}, s.explainFence(fmt.Errorf("commit: %w", err))
-	}
-	w, err := f.Taken(epoch, bookmark, rows)
+	w, err := f.Take(ctx, s.DB, "VARCHAR(255) NULL",
+		func(err error) bool { return errNumber(err) == 1054 }, // ER_BAD_FIELD_ERROR
+		func(err error) bool { return errNumber(err) == 1060 }, // ER_DUP_FIELDNAME
+		func() (execute.Watermark, error) { return s.takeEpoch(ctx, &f) })
 	if err != nil {
 		return execute.Watermark{}, s.explainFence(err)
 	}
 	s.fence = f
 	return w, nil
+}
+
+// takeEpoch increments the key's epoch and reads the row back in one transaction.
+func (s *sink) takeEpoch(ctx context.Context, f *sqlsink.Fence) (execute.Watermark, error) {
+	tx, err := s.DB.BeginTx(ctx, nil)
+	if err != nil {
+		return execute.Watermark{}, err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `INSERT INTO `+f.Table+` (state_key, epoch) VALUES (?, 1)
+ON DUPLICATE KEY UPDATE epoch = epoch + 1, updated_at = CURRENT_TIMESTAMP(6)`, f.Key); err != nil {
+		return execute.Watermark{}, fmt.Errorf("take the next epoch: %w", err)
+	}
+	var (
+		epoch            int64
+		bookmark, doneBy sql.NullString
+		rows             int64
+	)
+	if err := tx.QueryRowContext(ctx, `SELECT epoch, bookmark, rows_after, completed_by FROM `+f.Table+` WHERE state_key = ?`, f.Key).
+		Scan(&epoch, &bookmark, &rows, &doneBy); err != nil {
+		return execute.Watermark{}, fmt.Errorf("read the watermark: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return execute.Watermark{}, fmt.Errorf("commit: %w", err)
+	}
+	return f.Taken(epoch, bookmark, rows, doneBy)
 }
 
 // checkTransactional refuses a table whose engine ignores transactions (MyISAM): its rows

@@ -216,3 +216,16 @@ func TestExactlyOnceResumeAfterStop(t *testing.T) {
 			"incremental=%v: every row exactly once", incremental)
 	}
 }
+
+func TestWatermarkTableOfAnEarlierVersionIsUpgraded(t *testing.T) {
+	t.Parallel()
+	d := newDB(t)
+	d.exec(t, `CREATE TABLE t (id BIGINT) ENGINE=InnoDB`)
+	d.exec(t, `CREATE TABLE sluice_watermarks (state_key VARCHAR(255) NOT NULL PRIMARY KEY, epoch BIGINT NOT NULL,
+	bookmark TEXT NULL, rows_after BIGINT NOT NULL DEFAULT 0,
+	updated_at DATETIME(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6)) ENGINE=InnoDB`)
+	d.exec(t, `INSERT INTO sluice_watermarks (state_key, epoch, rows_after) VALUES ('_/old', 3, 7)`)
+	conntest.WatermarkUpgrade(t, func(t *testing.T) execute.FencedSink {
+		return fenced(t, map[string]any{"connection_url": d.url, "table_name": "t"})
+	})
+}

@@ -66,7 +66,8 @@ func TestContract(t *testing.T) {
 				Normalize: stored,
 			}
 		},
-		Caps: connector.Capabilities{Incremental: true, Upsert: true, Delete: true, Overwrite: true},
+		Caps: connector.Capabilities{Incremental: true, Upsert: true, Delete: true, Overwrite: true,
+			ExactlyOnce: true, ConcurrentCreate: true},
 	})
 }
 

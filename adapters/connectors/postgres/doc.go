@@ -53,12 +53,17 @@
 // float64 → double precision, bool → boolean, time.Time → timestamptz, []byte → bytea,
 // maps and lists → jsonb, numbers beyond int64 → numeric, strings and all-NULL columns →
 // text; with key set, PRIMARY KEY (key). Rows passed through from a postgres source keep
-// the source columns' own types.
+// the source columns' own types. Creators of one table (the table and the watermark
+// table) take turns on a transaction-scoped advisory lock keyed on its qualified name, so
+// CREATE TABLE IF NOT EXISTS finds the other's table instead of failing on pg_type's
+// unique index; one outside the lock that wins anyway is caught behind a savepoint.
 //
 // Exactly-once (delivery: exactly_once). The sink keeps a watermark row per state key in
 // watermark_table (default sluice_watermarks, in the table's schema; created when
-// missing): (state_key, epoch, bookmark, rows_after, updated_at). Fence increments the
-// key's epoch in one INSERT … ON CONFLICT … RETURNING; every page then commits its rows
-// and `UPDATE … SET bookmark, rows_after WHERE state_key = $1 AND epoch = $2` in one
-// transaction, rolled back with run.ErrLeaseLost when a newer writer took the epoch.
+// missing): (state_key, epoch, bookmark, rows_after, completed_by, updated_at). Fence
+// increments the key's epoch in one INSERT … ON CONFLICT … RETURNING; every page then
+// commits its rows and `UPDATE … SET bookmark, rows_after, completed_by WHERE state_key =
+// $1 AND epoch = $2` in one transaction, rolled back with run.ErrLeaseLost when a newer
+// writer took the epoch. A table of an earlier version, without completed_by, gets the
+// column when Fence finds it missing.
 package postgres

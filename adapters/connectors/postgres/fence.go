@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -31,29 +30,20 @@ func (s *sink) Fence(ctx context.Context, key string) (execute.Watermark, error)
 		return execute.Watermark{}, fmt.Errorf("postgres: watermark %q: already fenced", key)
 	}
 	f := fence{table: s.opts.watermark, key: key}
-	if err := f.ensureTable(ctx, s.conn); err != nil {
+	if err := createIfAbsent(ctx, s.conn, f.table, `CREATE TABLE IF NOT EXISTS `+f.table.quoted()+` (
+	state_key    text PRIMARY KEY,
+	epoch        bigint NOT NULL,
+	bookmark     text,
+	rows_after   bigint NOT NULL DEFAULT 0,
+	completed_by text,
+	updated_at   timestamptz NOT NULL DEFAULT now())`); err != nil {
 		return execute.Watermark{}, s.explainFence(err)
 	}
-	var (
-		epoch    int64
-		bookmark *string
-		rows     int64
-	)
-	tx, err := s.conn.Begin(ctx)
-	if err != nil {
-		return execute.Watermark{}, s.explainFence(err)
-	}
-	defer tx.Rollback(context.WithoutCancel(ctx))
-	// An older writer holds the row only between its last statement and its commit; one
-	// paused exactly there must not hang this writer forever.
-	if _, err := tx.Exec(ctx, "SET LOCAL lock_timeout = '"+fenceLockTimeout+"'"); err != nil {
-		return execute.Watermark{}, s.explainFence(pgErr("%s", err))
-	}
-	err = tx.QueryRow(ctx, `INSERT INTO `+f.table.quoted()+` AS w (state_key, epoch) VALUES ($1, 1)
-ON CONFLICT (state_key) DO UPDATE SET epoch = w.epoch + 1, updated_at = now()
-RETURNING epoch, bookmark, rows_after`, key).Scan(&epoch, &bookmark, &rows)
-	if err == nil {
-		err = tx.Commit(ctx)
+	w, err := f.take(ctx, s.conn)
+	if sqlState(err) == "42703" { // undefined_column: a table of an earlier version
+		if err = f.upgrade(ctx, s.conn); err == nil {
+			w, err = f.take(ctx, s.conn)
+		}
 	}
 	if err != nil {
 		if sqlState(err) == "55P03" {
@@ -61,46 +51,58 @@ RETURNING epoch, bookmark, rows_after`, key).Scan(&epoch, &bookmark, &rows)
 		}
 		return execute.Watermark{}, s.explainFence(pgErr("take the next epoch: %s", err))
 	}
-	pos, err := watermark.Decode(bookmark, rows)
-	if err != nil {
-		return execute.Watermark{}, s.explainFence(err)
-	}
-	f.epoch = epoch
+	f.epoch = w.Epoch
 	s.fence = f
+	return w, nil
+}
+
+// take increments the key's epoch and returns it with the row's position.
+func (f *fence) take(ctx context.Context, conn *pgx.Conn) (execute.Watermark, error) {
+	var (
+		epoch int64
+		r     watermark.Row
+	)
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		return execute.Watermark{}, err
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	// An older writer holds the row only between its last statement and its commit; one
+	// paused exactly there must not hang this writer forever.
+	if _, err := tx.Exec(ctx, "SET LOCAL lock_timeout = '"+fenceLockTimeout+"'"); err != nil {
+		return execute.Watermark{}, err
+	}
+	err = tx.QueryRow(ctx, `INSERT INTO `+f.table.quoted()+` AS w (state_key, epoch) VALUES ($1, 1)
+ON CONFLICT (state_key) DO UPDATE SET epoch = w.epoch + 1, updated_at = now()
+RETURNING epoch, bookmark, rows_after, completed_by`, f.key).Scan(&epoch, &r.Bookmark, &r.Rows, &r.CompletedBy)
+	if err == nil {
+		err = tx.Commit(ctx)
+	}
+	if err != nil {
+		return execute.Watermark{}, err
+	}
+	pos, err := watermark.Decode(r)
+	if err != nil {
+		return execute.Watermark{}, err
+	}
 	return execute.Watermark{Epoch: epoch, Position: pos}, nil
+}
+
+// upgrade adds the completed_by column to a watermark table created by an earlier
+// version (NULL in every row: no run is recorded as having completed it). IF NOT EXISTS
+// lets two writers upgrading at once both succeed; the lock timeout keeps a writer
+// paused mid-transaction, whose row lock the ALTER must wait for, from hanging this one.
+func (f *fence) upgrade(ctx context.Context, conn *pgx.Conn) error {
+	_, err := conn.Exec(ctx, "BEGIN; SET LOCAL lock_timeout = '"+fenceLockTimeout+"'; ALTER TABLE "+f.table.quoted()+
+		" ADD COLUMN IF NOT EXISTS "+watermark.CompletedBy+" text; COMMIT")
+	if err != nil {
+		return pgErr("add the "+watermark.CompletedBy+" column to a watermark table of an earlier version: %s", err)
+	}
+	return nil
 }
 
 func (s *sink) explainFence(err error) error {
 	return fmt.Errorf("postgres: watermark table %q: %w", s.opts.watermark.String(), s.sc.Wrap(err))
-}
-
-// ensureTable creates the watermark table. Two writers creating it at the same moment
-// can collide in the catalog; the loser finds it there on the second try.
-func (f *fence) ensureTable(ctx context.Context, conn *pgx.Conn) error {
-	stmt := `CREATE TABLE IF NOT EXISTS ` + f.table.quoted() + ` (
-	state_key  text PRIMARY KEY,
-	epoch      bigint NOT NULL,
-	bookmark   text,
-	rows_after bigint NOT NULL DEFAULT 0,
-	updated_at timestamptz NOT NULL DEFAULT now())`
-	var err error
-	for try := range 5 {
-		if _, err = conn.Exec(ctx, stmt); err == nil {
-			return nil
-		}
-		// 23505 and 42710 come from pg_type's unique index (the table's row type),
-		// 42P07 from pg_class: which one the loser sees depends on timing.
-		if c := sqlState(err); c != "23505" && c != "42P07" && c != "42710" {
-			break
-		}
-		// The other creator's transaction may not have committed yet.
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(time.Duration(try+1) * 20 * time.Millisecond):
-		}
-	}
-	return pgErr("create: %s", err)
 }
 
 // advance moves the watermark to pos inside the caller's transaction, but only while the
@@ -111,12 +113,12 @@ func (f *fence) advance(ctx context.Context, conn *pgx.Conn, pos execute.Positio
 	if f.epoch == 0 {
 		return errors.New("the watermark was never fenced")
 	}
-	bookmark, rows, err := watermark.Encode(pos)
+	r, err := watermark.Encode(pos)
 	if err != nil {
 		return err
 	}
-	tag, err := conn.Exec(ctx, `UPDATE `+f.table.quoted()+` SET bookmark = $3, rows_after = $4, updated_at = now()
-WHERE state_key = $1 AND epoch = $2`, f.key, f.epoch, bookmark, rows)
+	tag, err := conn.Exec(ctx, `UPDATE `+f.table.quoted()+` SET bookmark = $3, rows_after = $4, completed_by = $5, updated_at = now()
+WHERE state_key = $1 AND epoch = $2`, f.key, f.epoch, r.Bookmark, r.Rows, r.CompletedBy)
 	if err != nil {
 		return pgErr("watermark: %s", err)
 	}

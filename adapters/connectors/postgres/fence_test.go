@@ -260,3 +260,15 @@ func TestPassthroughCreatesTableWithSourceTypes(t *testing.T) {
 	require.Equal(t, [][]any{{"integer"}, {"numeric(12,2)"}, {"text[]"}, {"jsonb"}},
 		d.rows(t, `SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = 'copy'::regclass AND attnum > 0 ORDER BY attnum`))
 }
+
+func TestWatermarkTableOfAnEarlierVersionIsUpgraded(t *testing.T) {
+	t.Parallel()
+	d := newDB(t)
+	d.exec(t, `CREATE TABLE t (id bigint)`)
+	d.exec(t, `CREATE TABLE sluice_watermarks (state_key text PRIMARY KEY, epoch bigint NOT NULL, bookmark text,
+	rows_after bigint NOT NULL DEFAULT 0, updated_at timestamptz NOT NULL DEFAULT now())`)
+	d.exec(t, `INSERT INTO sluice_watermarks (state_key, epoch, rows_after) VALUES ('_/old', 3, 7)`)
+	conntest.WatermarkUpgrade(t, func(t *testing.T) execute.FencedSink {
+		return fencedSink(t, map[string]any{"connection_url": d.url, "table_name": "t"})
+	})
+}

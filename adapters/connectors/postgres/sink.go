@@ -277,14 +277,16 @@ func (s *sink) copyIn(ctx context.Context, into string, cols []string, data []by
 }
 
 // create makes the missing table from the first page (or the passed-through columns'
-// own types) and reads it back, in case another writer created it first.
+// own types) and reads it back, in case another writer created it first: then the page
+// goes into that table, and columns it lacks fail the page naming them.
 func (s *sink) create(ctx context.Context, p *execute.Page) error {
 	cols, types, err := s.createColumns(p)
 	if err != nil {
 		return err
 	}
-	if _, err := s.conn.Exec(ctx, createTableSQL(s.opts.table, cols, types, s.opts.key)); err != nil {
-		return pgErr("create table: %s", err)
+	// Always inside the page's (or the run's) transaction, which holds the lock until it ends.
+	if err := createTable(ctx, s.conn, s.opts.table, createTableSQL(s.opts.table, cols, types, s.opts.key)); err != nil {
+		return err
 	}
 	t, err := loadTable(ctx, s.conn, s.opts.table)
 	if err != nil {

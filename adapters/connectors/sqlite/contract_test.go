@@ -123,6 +123,7 @@ func TestContract(t *testing.T) {
 				Normalize: stored,
 			}
 		},
-		Caps: connector.Capabilities{Incremental: true, Upsert: true, Delete: true, Overwrite: true},
+		Caps: connector.Capabilities{Incremental: true, Upsert: true, Delete: true, Overwrite: true,
+			ExactlyOnce: true, ConcurrentCreate: true},
 	})
 }

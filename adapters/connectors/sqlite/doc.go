@@ -32,4 +32,6 @@
 // sluice_watermarks, same database): Fence increments the key's epoch with INSERT … ON
 // CONFLICT … RETURNING, and each page's transaction ends with `UPDATE … WHERE state_key =
 // ? AND epoch = ?`, rolled back with run.ErrLeaseLost when a newer writer took the epoch.
+// A watermark table of an earlier version gets its completed_by column when Fence finds
+// it missing.
 package sqlite

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/sluicehq/sluice/adapters/connectors/internal/sqlsink"
@@ -19,25 +20,31 @@ func (s *sink) Fence(ctx context.Context, key string) (execute.Watermark, error)
 	}
 	f := sqlsink.Fence{Table: s.opts.watermark.quoted(), Key: key}
 	if _, err := s.DB.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS `+f.Table+` (
-	state_key  TEXT PRIMARY KEY,
-	epoch      INTEGER NOT NULL,
-	bookmark   TEXT,
-	rows_after INTEGER NOT NULL DEFAULT 0,
-	updated_at TEXT NOT NULL)`); err != nil {
+	state_key    TEXT PRIMARY KEY,
+	epoch        INTEGER NOT NULL,
+	bookmark     TEXT,
+	rows_after   INTEGER NOT NULL DEFAULT 0,
+	completed_by TEXT,
+	updated_at   TEXT NOT NULL)`); err != nil {
 		return execute.Watermark{}, s.explainFence(fmt.Errorf("create: %w", err))
 	}
-	var (
-		epoch    int64
-		bookmark sql.NullString
-		rows     int64
-	)
-	err := s.DB.QueryRowContext(ctx, `INSERT INTO `+f.Table+` (state_key, epoch, updated_at) VALUES (?, 1, ?)
+	w, err := f.Take(ctx, s.DB, "TEXT",
+		func(err error) bool { return strings.Contains(err.Error(), "no such column: completed_by") },
+		func(err error) bool { return strings.Contains(err.Error(), "duplicate column name") },
+		func() (execute.Watermark, error) {
+			var (
+				epoch            int64
+				bookmark, doneBy sql.NullString
+				rows             int64
+			)
+			err := s.DB.QueryRowContext(ctx, `INSERT INTO `+f.Table+` (state_key, epoch, updated_at) VALUES (?, 1, ?)
 ON CONFLICT (state_key) DO UPDATE SET epoch = epoch + 1, updated_at = excluded.updated_at
-RETURNING epoch, bookmark, rows_after`, key, now()).Scan(&epoch, &bookmark, &rows)
-	if err != nil {
-		return execute.Watermark{}, s.explainFence(fmt.Errorf("take the next epoch: %w", err))
-	}
-	w, err := f.Taken(epoch, bookmark, rows)
+RETURNING epoch, bookmark, rows_after, completed_by`, key, now()).Scan(&epoch, &bookmark, &rows, &doneBy)
+			if err != nil {
+				return execute.Watermark{}, fmt.Errorf("take the next epoch: %w", err)
+			}
+			return f.Taken(epoch, bookmark, rows, doneBy)
+		})
 	if err != nil {
 		return execute.Watermark{}, s.explainFence(err)
 	}

@@ -61,3 +61,16 @@ func TestOlderWriterIsFenced(t *testing.T) {
 	require.NoError(t, c.CommitAt(ctx, execute.Position{Rows: 0}))
 	require.Equal(t, [][]any{{int64(7)}}, query(t, db, "SELECT id FROM t"))
 }
+
+func TestWatermarkTableOfAnEarlierVersionIsUpgraded(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := openDB(t, filepath.Join(dir, "u.db"))
+	exec(t, db, `CREATE TABLE t (id INTEGER)`)
+	exec(t, db, `CREATE TABLE sluice_watermarks (state_key TEXT PRIMARY KEY, epoch INTEGER NOT NULL, bookmark TEXT,
+	rows_after INTEGER NOT NULL DEFAULT 0, updated_at TEXT NOT NULL)`)
+	exec(t, db, `INSERT INTO sluice_watermarks (state_key, epoch, rows_after, updated_at) VALUES ('_/old', 3, 7, 'then')`)
+	conntest.WatermarkUpgrade(t, func(t *testing.T) execute.FencedSink {
+		return fencedSink(t, dir, map[string]any{"connection_url": "u.db", "table_name": "t"})
+	})
+}

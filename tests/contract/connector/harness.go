@@ -31,6 +31,13 @@ type Capabilities struct {
 	// Upsert, Delete, Overwrite: the sink supports write_mode upsert / delete (with
 	// key: [id]) / overwrite.
 	Upsert, Delete, Overwrite bool
+	// ExactlyOnce: the sink is an execute.FencedSink; the suite runs exactly-once jobs
+	// through the executor, re-executes a completed run as a lost finish would and
+	// checks that it adds nothing (SPEC §1.7), also shard by shard.
+	ExactlyOnce bool
+	// ConcurrentCreate: the sink's config creates its table (create_table: true), and
+	// several runs creating it at the same moment must all succeed.
+	ConcurrentCreate bool
 }
 
 // Dataset is a set of rows sharing columns.

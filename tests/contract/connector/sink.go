@@ -126,6 +126,13 @@ func runSink(t *testing.T, h Harness) {
 	if h.Caps.Overwrite {
 		t.Run("sink/overwrite", func(t *testing.T) { t.Parallel(); overwrite(t, h) })
 	}
+	if h.Caps.ExactlyOnce {
+		t.Run("sink/exactly_once_replay", func(t *testing.T) { t.Parallel(); exactlyOnceReplay(t, h) })
+		t.Run("sink/exactly_once_shards", func(t *testing.T) { t.Parallel(); exactlyOnceShards(t, h) })
+	}
+	if h.Caps.ConcurrentCreate {
+		t.Run("sink/concurrent_create", func(t *testing.T) { t.Parallel(); concurrentCreate(t, h) })
+	}
 }
 
 // finish ends an interrupted sink the way the executor does: an AtEnd sink is aborted

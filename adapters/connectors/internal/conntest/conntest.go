@@ -152,3 +152,23 @@ func Refusals(t *testing.T, run func(t *testing.T, cfg map[string]any, pages ...
 		})
 	}
 }
+
+// WatermarkUpgrade checks a sink against a watermark table created by the first release,
+// before the completed_by column: the caller made it holding key "_/old" at epoch 3 with
+// 7 rows delivered. The sink must add the column, keep the row's meaning, and record
+// the run that completes a read from then on.
+func WatermarkUpgrade(t *testing.T, open func(t *testing.T) execute.FencedSink) {
+	t.Helper()
+	ctx := context.Background()
+	a := open(t)
+	wm, err := a.Fence(ctx, "_/old")
+	require.NoError(t, err)
+	require.Equal(t, execute.Watermark{Epoch: 4, Position: execute.Position{Rows: 7}}, wm,
+		"an old row reads as it was written: no run recorded as having completed it")
+	require.NoError(t, a.CommitAt(ctx, execute.Position{CompletedBy: "run-1"}))
+	b := open(t)
+	wm, err = b.Fence(ctx, "_/old")
+	require.NoError(t, err)
+	require.Equal(t, execute.Watermark{Epoch: 5, Position: execute.Position{CompletedBy: "run-1"}}, wm)
+	require.NoError(t, b.Abort(ctx))
+}

@@ -19,17 +19,38 @@ type Fence struct {
 }
 
 // Taken records the epoch a writer took and decodes the position the row holds.
-func (f *Fence) Taken(epoch int64, bookmark sql.NullString, rows int64) (execute.Watermark, error) {
-	var b *string
-	if bookmark.Valid {
-		b = &bookmark.String
-	}
-	pos, err := watermark.Decode(b, rows)
+func (f *Fence) Taken(epoch int64, bookmark sql.NullString, rows int64, completedBy sql.NullString) (execute.Watermark, error) {
+	pos, err := watermark.Decode(watermark.Row{Bookmark: nullable(bookmark), Rows: rows, CompletedBy: nullable(completedBy)})
 	if err != nil {
 		return execute.Watermark{}, err
 	}
 	f.Epoch = epoch
 	return execute.Watermark{Epoch: epoch, Position: pos}, nil
+}
+
+func nullable(s sql.NullString) *string {
+	if !s.Valid {
+		return nil
+	}
+	return &s.String
+}
+
+// Take runs take, the statement(s) that take the key's next epoch; when they fail because
+// the table predates the completed_by column (missing says so), it adds the column and
+// runs take once more. Two writers upgrading at once both try to add it; the one that
+// finds it there (duplicate says so) has nothing left to do.
+func (f *Fence) Take(ctx context.Context, db Execer, columnType string, missing, duplicate func(error) bool,
+	take func() (execute.Watermark, error)) (execute.Watermark, error) {
+	w, err := take()
+	if err == nil || !missing(err) {
+		return w, err
+	}
+	_, aerr := db.ExecContext(ctx, "ALTER TABLE "+f.Table+" ADD COLUMN "+watermark.CompletedBy+" "+columnType)
+	if aerr != nil && !duplicate(aerr) {
+		return execute.Watermark{}, fmt.Errorf("add the %s column to a watermark table of an earlier version: %w",
+			watermark.CompletedBy, aerr)
+	}
+	return take()
 }
 
 // Advance moves the watermark to pos inside the caller's transaction, but only while the
@@ -39,13 +60,13 @@ func (f *Fence) Advance(ctx context.Context, q Execer, now string, nowArgs []any
 	if f.Epoch == 0 {
 		return errors.New("the watermark was never fenced")
 	}
-	bookmark, rows, err := watermark.Encode(pos)
+	r, err := watermark.Encode(pos)
 	if err != nil {
 		return err
 	}
-	args := append([]any{bookmark, rows}, nowArgs...)
+	args := append([]any{r.Bookmark, r.Rows, r.CompletedBy}, nowArgs...)
 	args = append(args, f.Key, f.Epoch)
-	res, err := q.ExecContext(ctx, `UPDATE `+f.Table+` SET bookmark = ?, rows_after = ?, updated_at = `+now+`
+	res, err := q.ExecContext(ctx, `UPDATE `+f.Table+` SET bookmark = ?, rows_after = ?, `+watermark.CompletedBy+` = ?, updated_at = `+now+`
 WHERE state_key = ? AND epoch = ?`, args...)
 	if err != nil {
 		return fmt.Errorf("watermark: %w", err)

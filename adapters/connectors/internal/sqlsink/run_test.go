@@ -26,7 +26,7 @@ func openDB(t *testing.T) *sql.DB {
 	require.NoError(t, err)
 	_, err = db.Exec(`INSERT INTO t VALUES (1), (2)`)
 	require.NoError(t, err)
-	_, err = db.Exec(`CREATE TABLE wm (state_key TEXT PRIMARY KEY, epoch INTEGER, bookmark TEXT, rows_after INTEGER, updated_at TEXT)`)
+	_, err = db.Exec(`CREATE TABLE wm (state_key TEXT PRIMARY KEY, epoch INTEGER, bookmark TEXT, rows_after INTEGER, completed_by TEXT, updated_at TEXT)`)
 	require.NoError(t, err)
 	return db
 }
@@ -106,7 +106,7 @@ func TestFinishAdvancesAFencedWatermark(t *testing.T) {
 	_, err := db.Exec(`INSERT INTO wm (state_key, epoch) VALUES ('k', 2)`)
 	require.NoError(t, err)
 	f := sqlsink.Fence{Table: "wm", Key: "k"}
-	w, err := f.Taken(2, sql.NullString{}, 0)
+	w, err := f.Taken(2, sql.NullString{}, 0, sql.NullString{})
 	require.NoError(t, err)
 	require.Equal(t, int64(2), w.Epoch)
 	advance := func(ctx context.Context, q sqlsink.Execer, pos execute.Position) error {
@@ -114,16 +114,17 @@ func TestFinishAdvancesAFencedWatermark(t *testing.T) {
 	}
 	path := dbPath(t, db)
 	r := &sqlsink.Run{DB: db, Mode: pipeline.Append}
-	pos := execute.Position{Bookmark: &state.Bookmark{Cursor: "id", Value: int64(9)}, Rows: 3}
+	pos := execute.Position{Bookmark: &state.Bookmark{Cursor: "id", Value: int64(9)}, Rows: 3, CompletedBy: "run-1"}
 	require.NoError(t, r.Finish(context.Background(), &pos, ending(advance)))
 	probe, err := sql.Open(sqliteshim.ShimName, path)
 	require.NoError(t, err)
 	defer probe.Close()
 	var rows int64
-	var at string
-	require.NoError(t, probe.QueryRow(`SELECT rows_after, updated_at FROM wm WHERE state_key = 'k'`).Scan(&rows, &at))
+	var at, by string
+	require.NoError(t, probe.QueryRow(`SELECT rows_after, updated_at, completed_by FROM wm WHERE state_key = 'k'`).Scan(&rows, &at, &by))
 	require.Equal(t, int64(3), rows)
 	require.Equal(t, "now", at)
+	require.Equal(t, "run-1", by)
 }
 
 func TestAdvanceRefusals(t *testing.T) {
@@ -143,6 +144,6 @@ func TestAdvanceRefusals(t *testing.T) {
 	broken := sqlsink.Fence{Table: "missing", Key: "k", Epoch: 5}
 	require.ErrorContains(t, broken.Advance(context.Background(), db, "?", []any{"now"}, execute.Position{}), "watermark: ")
 
-	_, err = (&sqlsink.Fence{}).Taken(1, sql.NullString{Valid: true, String: "not a bookmark"}, 0)
+	_, err = (&sqlsink.Fence{}).Taken(1, sql.NullString{Valid: true, String: "not a bookmark"}, 0, sql.NullString{})
 	require.Error(t, err)
 }
