@@ -24,7 +24,7 @@ import (
 // overlap, and every table must hold each id exactly once.
 
 const (
-	chaosTTL      = 4  // --lease-ttl-secs: faults and failovers take seconds
+	chaosTTL      = 5  // --lease-ttl-secs: faults and failovers take seconds; TTL/6 bounds each lease statement
 	chaosRows     = 20 // rows per run, in pages of chaosPage
 	chaosPage     = 4
 	chaosRate     = 5 // rows per second: a run lasts about 4 s, so faults land mid-run
@@ -65,7 +65,7 @@ func listRunning(m *e2e.Member) (map[string][]string, bool) {
 	return out, true
 }
 
-// chaos drives the faults; via is a member the test does not disturb at that moment.
+// chaos drives the faults.
 type chaos struct {
 	t   *testing.T
 	c   *e2e.Cluster
@@ -94,8 +94,10 @@ func (x *chaos) reclaimed(held []string, victim, via *e2e.Member) {
 			if err != nil || status != http.StatusOK || json.Unmarshal(data, &r) != nil {
 				continue
 			}
-			if len(r.Attempts) > 0 && r.Attempts[0].InstanceID == victim.InstanceID(x.t) && slices.Contains(r.Outcomes(), "lost") {
-				return true
+			for _, a := range r.Attempts {
+				if a.InstanceID == victim.InstanceID(x.t) && a.Outcome != nil && *a.Outcome == "lost" {
+					return true
+				}
 			}
 		}
 		return false
@@ -119,6 +121,73 @@ func (x *chaos) logCount(text string) int {
 		n += strings.Count(m.Stderr(), text)
 	}
 	return n
+}
+
+// chaosRoundRuns is the unfinished work a round of faults needs to start: about five
+// waves of the cluster's slots, so each of its four victims is still executing runs.
+const chaosRoundRuns = 100
+
+// unfinished counts the pending and running runs, seen through via (500 at most).
+func (x *chaos) unfinished(via *e2e.Member) int {
+	x.t.Helper()
+	n := 0
+	for _, status := range []string{"pending", "running"} {
+		var list struct {
+			Runs []e2e.RunResource `json:"runs"`
+		}
+		require.Equal(x.t, http.StatusOK, via.MustDo(x.t, http.MethodGet, "/v1/runs?limit=500&status="+status, nil, &list))
+		n += len(list.Runs)
+	}
+	return n
+}
+
+// round is one of each fault, starting with member r mod 3: kill -9 and restart, SIGSTOP
+// past the TTL and SIGCONT, a cut history link restored, and a SIGTERM drain and restart.
+// Each waits until its victim executes runs, and each is watched through a member the
+// round is not disturbing at that moment.
+func (x *chaos) round(r int, proxies []*e2e.Proxy) {
+	x.t.Helper()
+	c := x.c
+	k, p, d := r%3, (r+1)%3, (r+2)%3 // killed, paused then drained, cut
+	via := func(i int) *e2e.Member { return c.Members[(i+1)%3] }
+
+	// kill -9: no drain, leases left to expire; a peer reclaims, then the member restarts.
+	held := x.holding(c.Members[k], via(k))
+	c.Members[k].Kill(x.t)
+	x.reclaimed(held, c.Members[k], via(k))
+	x.restart(k)
+
+	// SIGSTOP past the TTL: a peer reclaims; once resumed, the member's late writes are
+	// refused by the fences (lease, and the watermark's epoch) and it stops those runs.
+	held = x.holding(c.Members[p], via(p))
+	c.Members[p].Pause(x.t)
+	x.reclaimed(held, c.Members[p], via(p))
+	c.Members[p].Resume(x.t)
+
+	// The history link is cut: the member stops its runs before their leases can expire.
+	// In even rounds the link returns at once and it hands them back; in odd rounds it
+	// stays cut past the TTL, so peers reclaim them — among them runs whose sink had
+	// committed the end of the read while their finish could not reach the history,
+	// which a re-execution must not write again.
+	cut := c.Members[d]
+	held = x.holding(cut, via(d))
+	const cutoff = "past the outage cutoff"
+	before := strings.Count(cut.Stderr(), cutoff)
+	proxies[d].Cut()
+	require.Eventually(x.t, func() bool { return strings.Count(cut.Stderr(), cutoff) > before },
+		4*chaosTTL*time.Second, 20*time.Millisecond, "%s stops its runs at the outage cutoff", cut.Name)
+	if r%2 == 1 {
+		x.reclaimed(held, cut, via(d))
+	}
+	proxies[d].Restore()
+	cut.WaitReady(x.t, 30*time.Second)
+
+	// SIGTERM: the member drains (hands back what outlasts the grace) and restarts.
+	x.holding(c.Members[p], via(p))
+	c.Members[p].Term(x.t)
+	res := c.Members[p].Wait(x.t)
+	require.Equal(x.t, 0, res.Code, res.String())
+	x.restart(p)
 }
 
 func TestChaosExactlyOnceUnderFaults(t *testing.T) {
@@ -148,43 +217,13 @@ func TestChaosExactlyOnceUnderFaults(t *testing.T) {
 		ids[i] = c.Members[i%3].MustSubmit(t, e2e.SubmitRequest{Config: chaosConfig(i)})
 	}
 	start := time.Now()
-
-	// kill -9: no drain, leases left to expire; a peer reclaims, then the member restarts.
-	m0 := c.Members[0]
-	held := x.holding(m0, c.Members[1])
-	m0.Kill(t)
-	x.reclaimed(held, m0, c.Members[1])
-	x.restart(0)
-	t.Logf("%s: killed member 0 and restarted it", time.Since(start).Round(time.Millisecond))
-
-	// SIGSTOP past the TTL: a peer reclaims; once resumed, the member's late writes are
-	// fenced (lease and watermark epoch) and it stops those runs.
-	m1 := c.Members[1]
-	held = x.holding(m1, c.Members[2])
-	m1.Pause(t)
-	x.reclaimed(held, m1, c.Members[2])
-	m1.Resume(t)
-	t.Logf("%s: paused member 1 past the TTL and resumed it", time.Since(start).Round(time.Millisecond))
-
-	// The history link of member 2 is cut: it stops its runs before their leases can
-	// expire, and hands them back once the link returns.
-	m2 := c.Members[2]
-	x.holding(m2, c.Members[0])
-	proxies[2].Cut()
-	require.Eventually(t, func() bool { return strings.Contains(m2.Stderr(), "past the outage cutoff") },
-		4*chaosTTL*time.Second, 20*time.Millisecond, "member 2 stops its runs at the outage cutoff")
-	proxies[2].Restore()
-	m2.WaitReady(t, 30*time.Second)
-	t.Logf("%s: cut member 2 from the history and restored the link", time.Since(start).Round(time.Millisecond))
-
-	// SIGTERM: the member drains (hands back what outlasts the grace) and restarts.
-	m1 = c.Members[1]
-	x.holding(m1, c.Members[0])
-	m1.Term(t)
-	res := m1.Wait(t)
-	require.Equal(t, 0, res.Code, res.String())
-	x.restart(1)
-	t.Logf("%s: drained member 1 and restarted it", time.Since(start).Round(time.Millisecond))
+	// Rounds of the four faults, each on another member than the last round's, while
+	// enough work is left that every victim is caught executing runs.
+	rounds := 0
+	for ; rounds == 0 || x.unfinished(c.Members[rounds%3]) > chaosRoundRuns; rounds++ {
+		x.round(rounds, proxies)
+		t.Logf("%s: round %d of faults done", time.Since(start).Round(time.Millisecond), rounds+1)
+	}
 
 	runs := c.WaitTerminal(t, ids, time.Duration(total)*time.Second+5*time.Minute)
 	maxAttempt, lost, handedBack := 0, 0, 0
@@ -223,7 +262,7 @@ func TestChaosExactlyOnceUnderFaults(t *testing.T) {
 		byWatermark += strings.Count(string(data), "taken by a newer writer")
 	}
 	require.Positive(t, lost, "the kill and the pause left attempts for peers to reclaim")
-	t.Logf("chaos: %d runs completed in %s; max attempt %d; reclaimed %d; handed back %d; "+
-		"fenced writers refused %d (lease %d, watermark %d)", total, time.Since(start).Round(time.Second), maxAttempt,
-		lost, handedBack, byLease+byWatermark, byLease, byWatermark)
+	t.Logf("chaos: %d runs completed in %s through %d rounds of faults; max attempt %d; reclaimed %d; handed back %d; "+
+		"fenced writers refused %d (lease %d, watermark %d)", total, time.Since(start).Round(time.Second), rounds,
+		maxAttempt, lost, handedBack, byLease+byWatermark, byLease, byWatermark)
 }
