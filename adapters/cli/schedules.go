@@ -54,7 +54,7 @@ func newScheduleCreate(deps RunsDeps) *cobra.Command {
 	fl.StringVar(&req.StartDate, "start-date", "", "local date of the first tick, YYYY-MM-DD (default: after now)")
 	fl.BoolVar(&req.Catchup, "catchup", false, "after downtime, run up to --max-catchup-runs missed ticks, not only the latest")
 	fl.IntVar(&req.MaxCatchupRuns, "max-catchup-runs", 0, "missed ticks run with --catchup, 1 to 1000 (default 1)")
-	fl.StringVar(&req.OverlapPolicy, "overlap", "", "skip (default) or queue a tick while the pipeline is still busy")
+	fl.StringVar(&req.OverlapPolicy, "overlap", "", "skip (default) or queue a tick while an earlier run of the same schedule is still queued or active")
 	fl.StringArrayVar(&params, "param", nil, "template param NAME=VALUE (repeatable)")
 	fl.StringArrayVar(&labels, "label", nil, "label KEY=VALUE of its runs (repeatable)")
 	fl.StringVar(&req.Pool, "pool", "", "pool its runs execute in")

@@ -150,16 +150,6 @@ FROM sluice_runs WHERE tenant = ? AND name = ? AND status IN ('queued', 'pending
 	return runs.CreateResult{Created: true, RunID: rec.ID, Status: status}, nil
 }
 
-// pipelineBusy reports whether the pipeline key (tenant, name) has queued or active work.
-func (s *Store) pipelineBusy(ctx context.Context, tx bun.Tx, tenant, name string) (bool, error) {
-	var n int
-	if err := tx.NewRaw(`SELECT count(*) FROM sluice_runs WHERE tenant = ? AND name = ?
-  AND status IN ('queued', 'pending', 'running', 'sharded')`, tenant, name).Scan(ctx, &n); err != nil {
-		return false, err
-	}
-	return n > 0, nil
-}
-
 // claimIdempotency inserts the key, or reports the entry that holds it (claimed=false).
 // A concurrent insert of the same key waits on the unique index and then conflicts, so
 // of several submits with one key exactly one claims it.

@@ -35,7 +35,7 @@ func (s *Store) CreateTick(ctx context.Context, rec *runs.Record, tick runs.Tick
 			res = prior
 			return err
 		}
-		busy, err := s.pipelineBusy(ctx, tx, rec.Tenant, rec.Name)
+		busy, err := s.scheduleBusy(ctx, tx, rec.Tenant, rec.Name, tick.ScheduleID)
 		if err != nil {
 			return err
 		}
@@ -51,8 +51,9 @@ func (s *Store) CreateTick(ctx context.Context, rec *runs.Record, tick runs.Tick
 		res, err = s.createInTx(ctx, tx, rec, nil, status)
 		switch {
 		case errors.Is(err, errReplay):
-			// The run key names a run already (another schedule of the same template and
-			// instant): the tick points at it, and this transaction commits.
+			// The run key, unique per (schedule, instant), names a run already — one
+			// created before the schedule's tick rows were kept with their runs: the tick
+			// points at it, and this transaction commits.
 			outcome = schedule.OutcomeCreated
 			if res.Status == string(run.Queued) {
 				outcome = schedule.OutcomeQueued
@@ -72,6 +73,21 @@ func (s *Store) CreateTick(ctx context.Context, rec *runs.Record, tick runs.Tick
 		rec.Status = res.Status
 	}
 	return res, nil
+}
+
+// scheduleBusy reports whether the schedule has queued or active runs of its pipeline key
+// (tenant, name): overlap is judged per schedule, so a sibling schedule of the same
+// template never makes a tick skip. A schedule's runs are those whose run key carries its
+// prefix; the pipeline index narrows the scan to the key's few active runs first.
+func (s *Store) scheduleBusy(ctx context.Context, tx bun.Tx, tenant, name, scheduleID string) (bool, error) {
+	prefix := schedule.RunKeyPrefix(scheduleID)
+	var n int
+	if err := tx.NewRaw(`SELECT count(*) FROM sluice_runs WHERE tenant = ? AND name = ?
+  AND status IN ('queued', 'pending', 'running', 'sharded') AND substr(run_key, 1, ?) = ?`,
+		tenant, name, len(prefix), prefix).Scan(ctx, &n); err != nil {
+		return false, err
+	}
+	return n > 0, nil
 }
 
 // RecordTick records a tick without a run; see scheduling.Store.

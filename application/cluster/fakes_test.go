@@ -179,6 +179,14 @@ func (s *fakeStore) Reclaim(context.Context, runs.CallbackBuilder) ([]cluster.Re
 	return out, nil
 }
 
+// NextExpiry knows no leases of other members: only the renewal ticks reclaim.
+func (s *fakeStore) NextExpiry(context.Context) (time.Duration, bool, error) {
+	if s.down.Load() {
+		return 0, false, errDown
+	}
+	return 0, false, nil
+}
+
 func (s *fakeStore) ReclaimOrphans(_ context.Context, self string, _ runs.CallbackBuilder) ([]cluster.Reclaimed, error) {
 	if s.down.Load() {
 		return nil, errDown

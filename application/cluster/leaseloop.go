@@ -17,10 +17,24 @@ import (
 // expiry, and the run would be reclaimed with an attempt spent instead.
 func outageRetry(ttl time.Duration) time.Duration { return lease.RenewInterval(ttl) / 4 }
 
+// Bounds of the wait for the earliest lease expiry. expirySlack lets the database clock,
+// which counts in milliseconds, pass the expiry before the reclaim pass asks for it;
+// minExpiryWait keeps a lease that stays expired (a reclaim batch left it for the next
+// pass) from spinning the loop.
+const (
+	expirySlack   = 5 * time.Millisecond
+	minExpiryWait = 50 * time.Millisecond
+)
+
 // leaseLoop keeps what this member holds: every TTL/3 it renews all leases in one
 // statement, heartbeats, and reclaims expired leases of any member; while renewals fail
 // it retries every TTL/12; every poll interval it looks for cancel flags of the runs it
 // executes (the cross-member cancel path when no notification arrives).
+//
+// Between those ticks it wakes once more when the earliest lease the history holds
+// expires, as read after each reclaim pass: a member that crashed right after renewing
+// is reclaimed at its expiry, so failover takes at most the TTL plus one pass — not the
+// TTL plus up to TTL/3 until a tick happens to come.
 func (m *Member) leaseLoop() {
 	renew := time.NewTicker(lease.RenewInterval(m.cfg.LeaseTTL))
 	defer renew.Stop()
@@ -29,21 +43,36 @@ func (m *Member) leaseLoop() {
 	retry := time.NewTimer(outageRetry(m.cfg.LeaseTTL))
 	retry.Stop() // armed only while renewals fail
 	defer retry.Stop()
+	expiry := time.NewTimer(lease.RenewInterval(m.cfg.LeaseTTL))
+	expiry.Stop() // armed for the earliest expiry the last reclaim pass read
+	defer expiry.Stop()
 	for {
+		var wait time.Duration
 		select {
 		case <-m.root.Done():
 			return
 		case <-renew.C:
+			wait = m.leaseCycle()
 		case <-retry.C:
+			wait = m.leaseCycle()
+		case <-expiry.C:
+			if m.renewalFailing() {
+				continue // a member whose own renewals fail reclaims nothing
+			}
+			wait = m.reclaimPass()
 		case <-poll.C:
 			m.pollCancels()
 			continue
 		}
-		m.leaseCycle()
 		if m.renewalFailing() {
 			retry.Reset(outageRetry(m.cfg.LeaseTTL))
 		} else {
 			retry.Stop()
+		}
+		if wait > 0 {
+			expiry.Reset(wait)
+		} else {
+			expiry.Stop()
 		}
 	}
 }
@@ -87,8 +116,9 @@ func (m *Member) renewalFailing() bool {
 	return m.renewFailing
 }
 
-// leaseCycle is one renewal round: one statement per table (runs, shards).
-func (m *Member) leaseCycle() {
+// leaseCycle is one renewal round: one statement per table (runs, shards). It returns
+// how long to wait for the next reclaim pass (0: until the next tick).
+func (m *Member) leaseCycle() time.Duration {
 	runRefs, shardRefs := m.heldRefs()
 	held := len(runRefs)+len(shardRefs) > 0
 	sent := m.clock.Now() // the cutoff counts from when the statement was SENT
@@ -99,27 +129,28 @@ func (m *Member) leaseCycle() {
 			if m.root.Err() == nil {
 				m.renewalFailed(err)
 			}
-			return
+			return 0
 		}
 	}
 	ctx, cancel := m.stmt(m.root)
 	hbErr := m.deps.Store.Heartbeat(ctx, m.memberRow())
 	cancel()
 	if m.root.Err() != nil {
-		return
+		return 0
 	}
 	if hbErr != nil && !held {
 		// Nothing to renew: the heartbeat is what tells whether the history answers.
 		m.renewalFailed(hbErr)
-		return
+		return 0
 	}
 	m.renewalSucceeded(sent, hbErr == nil)
 	if hbErr != nil {
 		m.log.Warn("heartbeat failed", "error", m.redact(hbErr.Error()))
-		return
+		return 0
 	}
-	m.reclaim()
+	wait := m.reclaimPass()
 	m.failUnservedPools()
+	return wait
 }
 
 // renew extends the leases held here and stops what lost its lease. Each table's
@@ -235,19 +266,40 @@ func (m *Member) renewalSucceeded(sent time.Time, heartbeatOK bool) {
 	}
 }
 
-// reclaim ends expired leases of any member (§4.5).
-func (m *Member) reclaim() {
+// reclaimPass reclaims expired leases, then reads when the earliest remaining lease
+// expires and returns how long to wait for the pass that reclaims it (0: none known, or
+// the reclaim failed — the next tick tries again).
+func (m *Member) reclaimPass() time.Duration {
+	if !m.reclaim() {
+		return 0
+	}
+	ctx, cancel := m.stmt(m.root)
+	left, ok, err := m.deps.Store.NextExpiry(ctx)
+	cancel()
+	if err != nil {
+		m.log.Warn("reading the earliest lease expiry failed", "error", m.redact(err.Error()))
+		return 0
+	}
+	if !ok {
+		return 0
+	}
+	return max(left+expirySlack, minExpiryWait)
+}
+
+// reclaim ends expired leases of any member (§4.5); false when the history refused.
+func (m *Member) reclaim() bool {
 	ctx, cancel := m.stmt(m.root)
 	got, err := m.deps.Store.Reclaim(ctx, m.deps.Callbacks)
 	cancel()
 	if err != nil {
 		m.log.Warn("reclaiming expired leases failed", "error", m.redact(err.Error()))
-		return
+		return false
 	}
 	m.countReclaimed(got)
 	if m.reclaimShards() || len(got) > 0 {
 		m.Wake() // requeued runs and shards may be ours to claim
 	}
+	return true
 }
 
 func (m *Member) countReclaimed(got []Reclaimed) {

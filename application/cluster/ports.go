@@ -82,6 +82,11 @@ type Store interface {
 	// Reclaim ends expired leases of any owner: cancel requested → cancelled; attempt <
 	// maxAttempts → pending; else failed (poisoned). Returns what it did.
 	Reclaim(ctx context.Context, build runs.CallbackBuilder) ([]Reclaimed, error)
+	// NextExpiry answers how long, by the database clock, until the earliest lease of a
+	// running run or shard of any member expires (≤ 0: one has expired already); ok is
+	// false when no lease is held. The lease loop sleeps that long before its next
+	// reclaim pass, so failover takes the TTL plus one pass, not up to TTL/3 more.
+	NextExpiry(ctx context.Context) (left time.Duration, ok bool, err error)
 	// ReclaimOrphans is Reclaim for runs owned by anyone but self, lease expired or not.
 	// Only a server holding the exclusive history lock (single-node) may call it.
 	ReclaimOrphans(ctx context.Context, self string, build runs.CallbackBuilder) ([]Reclaimed, error)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -86,12 +87,18 @@ func (w *world) schedule(t *testing.T, name string, req scheduling.CreateRequest
 // template registers a template of pipeline name with a params block.
 func (w *world) template(t *testing.T, name, params string) {
 	t.Helper()
+	// A template with a region param writes a table per region, so a run's config shows
+	// which params it was made with.
+	table := "rows"
+	if strings.Contains(params, "region:") {
+		table = `"region_${param.region}"`
+	}
 	cfg := fmt.Sprintf(`version: 1
 name: %s
 %spipeline:
   source: { type: generate, config: { count: 1 } }
-  sink: { type: sqlite, config: { connection_url: "sqlite:%s", table_name: rows, write_mode: append, create_table: true } }
-`, name, params, filepath.Join(w.dir, name+".db"))
+  sink: { type: sqlite, config: { connection_url: "sqlite:%s", table_name: %s, write_mode: append, create_table: true } }
+`, name, params, filepath.Join(w.dir, name+".db"), table)
 	_, err := w.tpl.Register(w.ctx, admin, templates.RegisterRequest{ID: name, Config: []byte(cfg)})
 	require.NoError(t, err)
 }
@@ -235,5 +242,52 @@ func TestSchedulerSkipReasonsAndFencing(t *testing.T) {
 			require.NoError(t, err)
 			require.Len(t, w.ticks(t, paused), 4)
 		})
+	}
+}
+
+// Two schedules of one template, with different params and the same cron, tick into two
+// runs per instant, each with its own params, whatever the overlap policy: overlap is
+// judged per schedule (SPEC §9.2 amended), and a manual run of the pipeline does not
+// count as either schedule's earlier run.
+func TestSchedulesOfOneTemplateNeverCollapse(t *testing.T) {
+	t.Parallel()
+	for name, url := range backends(t) {
+		for _, policy := range []string{"skip", "queue"} {
+			t.Run(name+"/"+policy, func(t *testing.T) {
+				t.Parallel()
+				w := newWorld(t, url(t))
+				w.clock.set(time.Date(2026, 6, 1, 10, 0, 30, 0, time.UTC))
+				w.template(t, "regions", "params:\n  region: { type: string, required: true }\n")
+				ids := map[string]string{}
+				for _, region := range []string{"eu", "us"} {
+					v, err := w.svc.Create(w.ctx, admin, scheduling.CreateRequest{TemplateID: "regions", Cron: "*/10 * * * *",
+						Overlap: policy, Params: map[string]string{"region": region}})
+					require.NoError(t, err)
+					ids[region] = v.ID
+				}
+				manual, err := w.tpl.Run(w.ctx, admin, "regions", templates.RunRequest{Params: map[string]string{"region": "eu"}})
+				require.NoError(t, err)
+
+				w.walk(t, time.Date(2026, 6, 1, 10, 12, 0, 0, time.UTC), time.Minute)
+				runIDs := map[string]bool{manual.RunID: true}
+				for region, id := range ids {
+					ticks, err := w.st.ListTicks(w.ctx, id, time.Time{}, 10)
+					require.NoError(t, err)
+					require.Len(t, ticks, 1, region)
+					tk := ticks[0]
+					require.Equal(t, "2026-06-01T10:10:00Z", tk.Instant.UTC().Format(time.RFC3339), region)
+					require.NotEqual(t, schedule.OutcomeSkipped, tk.Status, "%s: %s", region, tk.Reason)
+					require.NotEmpty(t, tk.RunID, region)
+					require.False(t, runIDs[tk.RunID], "%s: the tick has a run of its own", region)
+					runIDs[tk.RunID] = true
+					rec, err := w.st.Get(w.ctx, tk.RunID)
+					require.NoError(t, err)
+					require.Equal(t, schedule.RunKey(id, tk.Instant), rec.RunKey, region)
+					require.Contains(t, rec.Config, "region_"+region, "the run carries its schedule's params")
+					require.NotContains(t, rec.Config, "region_"+map[string]string{"eu": "us", "us": "eu"}[region])
+				}
+				require.Len(t, runIDs, 3, "a manual run and one run per schedule")
+			})
+		}
 	}
 }

@@ -165,7 +165,7 @@ func TestCreateDefaultsAndSecrets(t *testing.T) {
 	require.Len(t, ticks, 1)
 	rec, err := w.st.Get(w.ctx, ticks[0].RunID)
 	require.NoError(t, err)
-	require.Equal(t, "schedule:2026-06-02T00:00:00Z", rec.RunKey)
+	require.Equal(t, "schedule:"+view.ID+":2026-06-02T00:00:00Z", rec.RunKey)
 	require.Equal(t, "2026-06-02", rec.RunDate)
 	require.True(t, rec.ConfigSealed)
 	require.NotContains(t, rec.Config, secretValue)

@@ -156,7 +156,7 @@ var schedulerPrincipal = runs.Principal{Name: "scheduler", Role: runs.Admin}
 func (s *Service) createTick(ctx context.Context, sc *Schedule, params map[string]string, loc *time.Location, at time.Time, epoch int64) error {
 	instant := at.UTC()
 	res, err := s.deps.Templates.Run(ctx, schedulerPrincipal, sc.TemplateID, templates.RunRequest{
-		Params: params, Pool: sc.Pool, Labels: sc.Labels, RunKey: schedule.RunKey(instant),
+		Params: params, Pool: sc.Pool, Labels: sc.Labels, RunKey: schedule.RunKey(sc.ID, instant),
 		TriggerKind: run.TriggerSchedule, Logical: &instant, Zone: loc, Serial: sc.Overlap == schedule.OverlapQueue,
 		Tick: &runs.Tick{ScheduleID: sc.ID, Instant: instant, Overlap: sc.Overlap, Epoch: epoch},
 	})

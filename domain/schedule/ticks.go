@@ -86,10 +86,19 @@ func StartBound(startDate string, createdAt time.Time, loc *time.Location) (time
 	return firstInstant(d, loc).Add(-time.Second), nil
 }
 
-// RunKey is the run key of the tick at instant: unique per schedule and instant, so a
-// tick created twice (restart, new leader) is the same run.
-func RunKey(instant time.Time) string {
-	return "schedule:" + instant.UTC().Format("2006-01-02T15:04:05Z")
+// RunKey is the run key of the tick of scheduleID at instant: unique per schedule and
+// instant, so a tick created twice (restart, new leader) is the same run, while the ticks
+// of two schedules of one template (say, with different params) at the same instant are
+// two runs.
+func RunKey(scheduleID string, instant time.Time) string {
+	return RunKeyPrefix(scheduleID) + instant.UTC().Format("2006-01-02T15:04:05Z")
+}
+
+// RunKeyPrefix starts the run key of every tick of scheduleID: the runs of one schedule
+// are the runs of its pipeline key whose run key has this prefix, which is how overlap is
+// judged per schedule.
+func RunKeyPrefix(scheduleID string) string {
+	return "schedule:" + scheduleID + ":"
 }
 
 // RunDate is the tick's date in the schedule's zone (nil means UTC), as run_date.

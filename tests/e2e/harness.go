@@ -20,6 +20,7 @@ import (
 const (
 	EnvBin  = "SLUICE_E2E_BIN"  // a prebuilt binary; the harness builds one when unset
 	EnvRows = "SLUICE_E2E_ROWS" // row count of data-moving tests (CI: 100k)
+	EnvRuns = "SLUICE_E2E_RUNS" // run count of the chaos test (default 200; 1,000 locally)
 )
 
 const module = "github.com/sluicehq/sluice"
@@ -70,13 +71,24 @@ func Bin(t testing.TB) string {
 // Rows is SLUICE_E2E_ROWS, or def when unset.
 func Rows(t testing.TB, def int) int {
 	t.Helper()
-	v := os.Getenv(EnvRows)
+	return positiveEnv(t, EnvRows, def)
+}
+
+// Runs is SLUICE_E2E_RUNS, or def when unset.
+func Runs(t testing.TB, def int) int {
+	t.Helper()
+	return positiveEnv(t, EnvRuns, def)
+}
+
+func positiveEnv(t testing.TB, name string, def int) int {
+	t.Helper()
+	v := os.Getenv(name)
 	if v == "" {
 		return def
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 1 {
-		t.Fatalf("%s=%q is not a positive integer", EnvRows, v)
+		t.Fatalf("%s=%q is not a positive integer", name, v)
 	}
 	return n
 }

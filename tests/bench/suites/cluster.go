@@ -26,8 +26,7 @@ const (
 	pollPickups      = 40
 	cancelSamples    = 50
 	pollCancels      = 20
-	failoverSamples  = 5
-	failoverTTLSecs  = 5
+	failoverSamples  = 10
 	latencyTimeout   = 30 * time.Second
 	burnTimeout      = 5 * time.Minute
 	pickupSpacing    = 30 * time.Millisecond // more than the 25 ms NOTIFY coalescing
@@ -76,9 +75,16 @@ func measureCluster(ctx context.Context, env *harness.Env) (harness.Table, error
 			return harness.Table{}, fmt.Errorf("latencies (poll-only %v): %w", pollOnly, err)
 		}
 	}
-	if parts["failover"] {
-		if err := b.failover(ctx); err != nil {
-			return harness.Table{}, fmt.Errorf("failover: %w", err)
+	ttls, err := failoverTTLs(os.Getenv(EnvBenchFailoverTTLs))
+	if err != nil {
+		return harness.Table{}, err
+	}
+	for _, ttl := range ttls {
+		if !parts["failover"] {
+			break
+		}
+		if err := b.failover(ctx, ttl); err != nil {
+			return harness.Table{}, fmt.Errorf("failover (--lease-ttl-secs %d): %w", ttl, err)
 		}
 	}
 	env.Note("One PostgreSQL history (schema %s, recreated per measurement); members are `sluice serve --cluster` processes on loopback ports of this machine, started by the suite.", clusterSchema)
@@ -86,13 +92,33 @@ func measureCluster(ctx context.Context, env *harness.Env) (harness.Table, error
 		harness.Thousands(burnRuns), burnConcurrency)
 	env.Note("Pickup = claimed_at − created_at of a run submitted to a member that cannot claim it (it serves another pool), so the claimer learns of it by NOTIFY or by polling (--cluster-poll-secs 1); submissions %s apart.", pickupSpacing)
 	env.Note("Cancel = finished_at (status cancelled) − when POST /v1/runs/{id}/cancel was sent to the member that does not own the run: flag, notification, token, page boundary and the fenced finish.")
-	env.Note("Failover = claimed_at of the next attempt − the kill -9 of the owner, --lease-ttl-secs %d: the lease runs out (up to a TTL after the last renewal), then a peer's lease tick (every TTL/3) reclaims it and claims it again.", failoverTTLSecs)
+	env.Note("Failover = claimed_at of the next attempt − the kill -9 of the owner, %d kills per --lease-ttl-secs: the lease runs out (at most a TTL after the kill: the last renewal came before it), then the peer, whose lease loop woke for that expiry, reclaims the run and claims it again.", failoverSamples)
 	return harness.Table{Columns: []string{"measure", "members", "samples", "result", "target"}, Rows: b.rows}, nil
 }
 
 // EnvBenchClusterParts narrows the cluster suite to some of its parts (comma separated:
 // burn, latency, failover), for measuring one change without the whole table.
 const EnvBenchClusterParts = "SLUICE_BENCH_CLUSTER_PARTS"
+
+// EnvBenchFailoverTTLs lists the --lease-ttl-secs values the failover part measures
+// (comma separated; default 5,30).
+const EnvBenchFailoverTTLs = "SLUICE_BENCH_FAILOVER_TTLS"
+
+// failoverTTLs reads EnvBenchFailoverTTLs.
+func failoverTTLs(list string) ([]int, error) {
+	if strings.TrimSpace(list) == "" {
+		return []int{5, 30}, nil
+	}
+	var out []int
+	for _, p := range strings.Split(list, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(p))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("%s: %q is not a number of seconds ≥ 1", EnvBenchFailoverTTLs, p)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
 
 // clusterParts is the set of parts to measure; an empty list means all.
 func clusterParts(list string) map[string]bool {
@@ -319,13 +345,13 @@ func (b *clusterBench) latencies(ctx context.Context, pollOnly bool) error {
 
 // failover kills the owner of a long run failoverSamples times in a chain: each time a
 // fresh member is started, the owner is killed, and the fresh member claims the run.
-func (b *clusterBench) failover(ctx context.Context) error {
+func (b *clusterBench) failover(ctx context.Context, ttlSecs int) error {
 	c, err := newBenchCluster(ctx, b.env.Sluice, b.env.Dir, b.base)
 	if err != nil {
 		return err
 	}
 	defer c.stop()
-	flags := []string{"--lease-ttl-secs", strconv.Itoa(failoverTTLSecs), "--cluster-max-attempts", "100"}
+	flags := []string{"--lease-ttl-secs", strconv.Itoa(ttlSecs), "--cluster-max-attempts", "100"}
 	owner, err := c.start(ctx, "owner-0", flags...)
 	if err != nil {
 		return err
@@ -342,7 +368,7 @@ func (b *clusterBench) failover(ctx context.Context) error {
 	if _, err := db.waitRun(ctx, id, latencyTimeout, func(r runTimes) bool { return r.Status == "running" }); err != nil {
 		return err
 	}
-	b.env.Progress("failover (TTL %d s): %d kills", failoverTTLSecs, failoverSamples)
+	b.env.Progress("failover (TTL %d s): %d kills", ttlSecs, failoverSamples)
 	var took []time.Duration
 	for i := range failoverSamples {
 		next, err := c.start(ctx, fmt.Sprintf("owner-%d", i+1), flags...)
@@ -355,7 +381,7 @@ func (b *clusterBench) failover(ctx context.Context) error {
 		}
 		killed := time.Now()
 		owner.signal(syscall.SIGKILL)
-		r, err := db.waitRun(ctx, id, 3*failoverTTLSecs*time.Second, func(r runTimes) bool {
+		r, err := db.waitRun(ctx, id, 3*time.Duration(ttlSecs)*time.Second, func(r runTimes) bool {
 			return r.Status == "running" && r.Owner == nextID
 		})
 		if err != nil {
@@ -364,10 +390,10 @@ func (b *clusterBench) failover(ctx context.Context) error {
 		took = append(took, time.Duration(*r.ClaimedAt-killed.UnixMilli())*time.Millisecond)
 		owner = next
 	}
-	b.row(fmt.Sprintf("failover, median (TTL %d s)", failoverTTLSecs), 2, failoverSamples, secs(percentile(took, 50)),
-		fmt.Sprintf("≤ %d s", failoverTTLSecs+1))
-	b.row(fmt.Sprintf("failover, max (TTL %d s)", failoverTTLSecs), 2, failoverSamples, secs(slices.Max(took)),
-		fmt.Sprintf("≤ %d s", failoverTTLSecs+1))
+	b.row(fmt.Sprintf("failover, median (TTL %d s)", ttlSecs), 2, failoverSamples, secs(percentile(took, 50)),
+		fmt.Sprintf("≤ %d s", ttlSecs+1))
+	b.row(fmt.Sprintf("failover, max (TTL %d s)", ttlSecs), 2, failoverSamples, secs(slices.Max(took)),
+		fmt.Sprintf("≤ %d s", ttlSecs+1))
 	return nil
 }
 

@@ -133,6 +133,24 @@ func leaseCases() map[string]func(*testing.T, *env) {
 			require.Equal(t, []cluster.Ref{{ID: c.ID, Epoch: c.Epoch}}, renewed)
 			require.True(t, e.get(t, c.ID).LeaseExpiresAt.After(first.Add(30*time.Second)))
 		},
+		"the earliest lease expiry is read by the database clock": func(t *testing.T, e *env) {
+			_, ok, err := e.s.NextExpiry(e.ctx)
+			require.NoError(t, err)
+			require.False(t, ok, "no lease is held")
+			e.claimOne(t, "late", longTTL)
+			soon := e.claimOne(t, "soon", 20*time.Second)
+			left, ok, err := e.s.NextExpiry(e.ctx)
+			require.NoError(t, err)
+			require.True(t, ok)
+			require.LessOrEqual(t, left, 20*time.Second, "the earliest of the leases")
+			require.Greater(t, left, 10*time.Second, "measured from the database's now")
+			require.NoError(t, e.s.Finish(e.ctx, e.owner.InstanceID, cluster.Ref{ID: soon.ID, Epoch: soon.Epoch},
+				cluster.Outcome{Status: "completed"}, nil))
+			left, ok, err = e.s.NextExpiry(e.ctx)
+			require.NoError(t, err)
+			require.True(t, ok)
+			require.Greater(t, left, 20*time.Second, "an ended run holds no lease")
+		},
 		"stale epochs and other owners are lease-lost": func(t *testing.T, e *env) {
 			c := e.claimOne(t, "p", longTTL)
 			stale := cluster.Ref{ID: c.ID, Epoch: c.Epoch - 1}

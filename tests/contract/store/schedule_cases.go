@@ -69,17 +69,17 @@ func scheduleCases() map[string]func(*testing.T, *env) {
 			sc := e.schedule(t, "orders")
 			lease := e.term(t)
 			at := time.Date(2026, 3, 8, 7, 0, 0, 0, time.UTC)
-			r := tickRec("orders", at)
+			r := tickRec("orders", sc, at)
 			res, err := e.s.CreateTick(e.ctx, r, runs.Tick{ScheduleID: sc.ID, Instant: at, Overlap: schedule.OverlapSkip, Epoch: lease.Epoch()})
 			require.NoError(t, err)
 			require.True(t, res.Created)
 			require.Equal(t, "pending", res.Status)
 			got := e.get(t, r.ID)
-			require.Equal(t, "schedule:2026-03-08T07:00:00Z", got.RunKey)
+			require.Equal(t, "schedule:"+sc.ID+":2026-03-08T07:00:00Z", got.RunKey)
 			require.Equal(t, "schedule", got.TriggerKind)
 
 			// Again (a restart, a new leader): the same run, nothing new.
-			again, err := e.s.CreateTick(e.ctx, tickRec("orders", at), runs.Tick{ScheduleID: sc.ID, Instant: at, Overlap: schedule.OverlapSkip, Epoch: lease.Epoch()})
+			again, err := e.s.CreateTick(e.ctx, tickRec("orders", sc, at), runs.Tick{ScheduleID: sc.ID, Instant: at, Overlap: schedule.OverlapSkip, Epoch: lease.Epoch()})
 			require.NoError(t, err)
 			require.False(t, again.Created)
 			require.Equal(t, r.ID, again.RunID)
@@ -95,12 +95,15 @@ func scheduleCases() map[string]func(*testing.T, *env) {
 			require.NoError(t, err)
 			require.True(t, at.Equal(stored.LastTick))
 		},
-		"overlap skip records the tick skipped while the key is busy": func(t *testing.T, e *env) {
+		"overlap skip records the tick skipped while the schedule's earlier run is active": func(t *testing.T, e *env) {
 			sc := e.schedule(t, "orders")
 			lease := e.term(t)
-			busy := e.create(t, rec("orders"))
+			before := time.Date(2026, 3, 8, 6, 55, 0, 0, time.UTC)
+			busy := tickRec("orders", sc, before)
+			_, err := e.s.CreateTick(e.ctx, busy, runs.Tick{ScheduleID: sc.ID, Instant: before, Overlap: schedule.OverlapSkip, Epoch: lease.Epoch()})
+			require.NoError(t, err)
 			at := time.Date(2026, 3, 8, 7, 0, 0, 0, time.UTC)
-			r := tickRec("orders", at)
+			r := tickRec("orders", sc, at)
 			res, err := e.s.CreateTick(e.ctx, r, runs.Tick{ScheduleID: sc.ID, Instant: at, Overlap: schedule.OverlapSkip, Epoch: lease.Epoch()})
 			require.NoError(t, err)
 			require.False(t, res.Created)
@@ -109,18 +112,46 @@ func scheduleCases() map[string]func(*testing.T, *env) {
 			require.ErrorIs(t, err, run.ErrNotFound, "a skipped tick stores no run")
 			ticks, err := e.s.ListTicks(e.ctx, sc.ID, time.Time{}, 10)
 			require.NoError(t, err)
-			require.Len(t, ticks, 1)
+			require.Len(t, ticks, 2)
 			require.Equal(t, schedule.OutcomeSkipped, ticks[0].Status)
 			require.Equal(t, schedule.ReasonOverlap, ticks[0].Reason)
 			require.Empty(t, ticks[0].RunID)
 			require.Equal(t, "pending", e.get(t, busy.ID).Status)
+		},
+		"ticks of two schedules of one template never collapse": func(t *testing.T, e *env) {
+			for _, policy := range []schedule.OverlapPolicy{schedule.OverlapSkip, schedule.OverlapQueue} {
+				tpl := "regions-" + string(policy)
+				eu := e.schedule(t, tpl, func(sc *scheduling.Schedule) { sc.ID, sc.Overlap, sc.Params = tpl+"-eu", policy, `{"region":"eu"}` })
+				us := e.schedule(t, tpl, func(sc *scheduling.Schedule) { sc.ID, sc.Overlap, sc.Params = tpl+"-us", policy, `{"region":"us"}` })
+				lease := e.term(t)
+				// A manual run of the key is no schedule's earlier run either.
+				e.create(t, rec(tpl))
+				at := time.Date(2026, 3, 8, 7, 0, 0, 0, time.UTC)
+				ids := map[string]bool{}
+				for _, sc := range []*scheduling.Schedule{eu, us} {
+					r := tickRec(tpl, sc, at)
+					r.Serial = policy == schedule.OverlapQueue
+					res, err := e.s.CreateTick(e.ctx, r, runs.Tick{ScheduleID: sc.ID, Instant: at, Overlap: policy, Epoch: lease.Epoch()})
+					require.NoError(t, err, policy)
+					require.True(t, res.Created, "%s: the tick of schedule %s creates its own run", policy, sc.ID)
+					require.Empty(t, res.Skipped, policy)
+					require.Equal(t, r.ID, res.RunID, policy)
+					ticks, err := e.s.ListTicks(e.ctx, sc.ID, time.Time{}, 10)
+					require.NoError(t, err)
+					require.Len(t, ticks, 1, policy)
+					require.Equal(t, r.ID, ticks[0].RunID, policy)
+					require.Equal(t, schedule.RunKey(sc.ID, at), e.get(t, r.ID).RunKey, policy)
+					ids[r.ID] = true
+				}
+				require.Len(t, ids, 2, "%s: two runs at one instant", policy)
+			}
 		},
 		"overlap queue stores the run queued and it promotes when the active one ends": func(t *testing.T, e *env) {
 			sc := e.schedule(t, "orders")
 			lease := e.term(t)
 			active := e.claimOne(t, "orders", longTTL)
 			at := time.Date(2026, 3, 8, 7, 0, 0, 0, time.UTC)
-			r := tickRec("orders", at)
+			r := tickRec("orders", sc, at)
 			r.Serial = true
 			res, err := e.s.CreateTick(e.ctx, r, runs.Tick{ScheduleID: sc.ID, Instant: at, Overlap: schedule.OverlapQueue, Epoch: lease.Epoch()})
 			require.NoError(t, err)
@@ -143,7 +174,7 @@ func scheduleCases() map[string]func(*testing.T, *env) {
 					Reason: schedule.ReasonMissed, Epoch: lease.Epoch()})
 				require.NoError(t, err)
 			}
-			res, err := e.s.CreateTick(e.ctx, tickRec("orders", at(10)), runs.Tick{ScheduleID: a.ID, Instant: at(10),
+			res, err := e.s.CreateTick(e.ctx, tickRec("orders", a, at(10)), runs.Tick{ScheduleID: a.ID, Instant: at(10),
 				Overlap: schedule.OverlapSkip, Epoch: lease.Epoch()})
 			require.NoError(t, err)
 			require.True(t, res.Created)
@@ -180,7 +211,7 @@ func scheduleCases() map[string]func(*testing.T, *env) {
 			current := e.term(t)
 			require.Greater(t, current.Epoch(), old.Epoch())
 			at := time.Date(2026, 3, 8, 7, 0, 0, 0, time.UTC)
-			_, err := e.s.CreateTick(e.ctx, tickRec("orders", at), runs.Tick{ScheduleID: sc.ID, Instant: at, Overlap: schedule.OverlapSkip, Epoch: old.Epoch()})
+			_, err := e.s.CreateTick(e.ctx, tickRec("orders", sc, at), runs.Tick{ScheduleID: sc.ID, Instant: at, Overlap: schedule.OverlapSkip, Epoch: old.Epoch()})
 			require.ErrorIs(t, err, run.ErrLeaseLost)
 			_, err = e.s.RecordTick(e.ctx, scheduling.Tick{ScheduleID: sc.ID, Instant: at, Status: schedule.OutcomeSkipped,
 				Reason: schedule.ReasonMissed, Epoch: old.Epoch()})
@@ -347,10 +378,10 @@ func (e *env) term(t *testing.T) scheduling.Lease {
 	return l
 }
 
-// tickRec is the run of a tick at `at`.
-func tickRec(name string, at time.Time) *runs.Record {
+// tickRec is the run of the tick of schedule sc at `at`.
+func tickRec(name string, sc *scheduling.Schedule, at time.Time) *runs.Record {
 	return rec(name, func(r *runs.Record) {
-		r.TriggerKind, r.RunKey, r.LogicalAt = "schedule", schedule.RunKey(at), at
+		r.TriggerKind, r.RunKey, r.LogicalAt = "schedule", schedule.RunKey(sc.ID, at), at
 		r.TemplateID, r.TemplateVersion = name, 1
 	})
 }
