@@ -160,8 +160,8 @@ func provideRegistry(p *process, o *outbound) *connectors.Registry {
 
 func provideLoader(p *process, reg *connectors.Registry) *execute.Loader { return newLoader(p, reg) }
 
-func provideExecutor(reg *connectors.Registry, log memberLog) *execute.Executor {
-	return &execute.Executor{Registry: reg, Log: log.Logger}
+func provideExecutor(reg *connectors.Registry, log memberLog, m *metrics.Metrics) *execute.Executor {
+	return &execute.Executor{Registry: reg, Log: log.Logger, Metrics: m}
 }
 
 func provideWebhook(lc fx.Lifecycle, s *serveSettings) (*webhook.Sender, error) {
@@ -173,8 +173,12 @@ func provideWebhook(lc fx.Lifecycle, s *serveSettings) (*webhook.Sender, error) 
 	return w, nil
 }
 
-func provideMetrics(s *serveSettings, st *store.Store) *metrics.Metrics {
-	m := metrics.New()
+func provideMetrics(s *serveSettings, p *process, st *store.Store) *metrics.Metrics {
+	m := metrics.New(metrics.Options{
+		MaxPipelines: s.Ops.MaxPipelines,
+		Pools:        s.Pools,
+		Build:        metrics.Build{Version: p.info.Version, Commit: p.info.Commit, GoVersion: p.info.GoVersion},
+	})
 	m.SetCluster(s.Cluster, 1)
 	m.SetPendingSource(st.PendingByPool)
 	return m

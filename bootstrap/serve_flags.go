@@ -62,6 +62,7 @@ type serveFlags struct {
 	vault                         vaultFlags
 	mcp                           mcpFlags
 	requireApproval               string
+	ops                           opsFlags
 }
 
 func (f *serveFlags) register(fs *pflag.FlagSet) {
@@ -93,6 +94,7 @@ func (f *serveFlags) register(fs *pflag.FlagSet) {
 	f.vault.register(fs)
 	f.mcp.register(fs)
 	registerApproval(fs, &f.requireApproval)
+	f.ops.register(fs)
 	_ = fs.SetAnnotation("pool", cli.AnnotationEnvAlias, []string{"SLUICE_SERVE_POOLS"})
 }
 
@@ -131,6 +133,8 @@ type serveSettings struct {
 	MCP mcpSettings
 	// RequireApproval is --require-approval run (SPEC §9.5).
 	RequireApproval bool
+	// Ops are the operability settings (SPEC §14.6).
+	Ops opsSettings
 }
 
 // settings validates every flag and reports all bad values at once, each naming its
@@ -258,6 +262,9 @@ func (f *serveFlags) settings() (*serveSettings, error) {
 		}
 	}
 	errs = append(errs, f.clusterErrors(auth)...)
+	var opsErrs []error
+	s.Ops, opsErrs = f.ops.settings()
+	errs = append(errs, opsErrs...)
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}

@@ -26,6 +26,7 @@ const pagesInFlight = 2
 type Executor struct {
 	Registry Registry
 	Log      *slog.Logger
+	Metrics  Metrics // nil: pages are not counted
 }
 
 // Job is one run of one validated config.
@@ -45,6 +46,8 @@ type Job struct {
 	// Progress is called after each confirmed page, from the writing goroutine; may be nil.
 	Progress func(Stats)
 	Log      *slog.Logger
+	// Pipeline labels the job's metrics (the run's name); empty: the config's name.
+	Pipeline string
 }
 
 // item is what the reader hands the writer: a page, the source's error, or the end.
@@ -59,6 +62,7 @@ type runner struct {
 	job     Job
 	cfg     *pipeline.Config
 	log     *slog.Logger
+	metrics Metrics
 	start   time.Time
 	stats   Stats
 	incr    *Incremental
@@ -74,7 +78,7 @@ type runner struct {
 // state and timeout failures, a config *Failure for a job that cannot start, and wraps
 // context.Canceled when ctx was cancelled; Stats are filled in every case.
 func (e *Executor) Run(ctx context.Context, job Job) (Stats, error) {
-	r := &runner{job: job, cfg: job.Config, log: e.logger(job), start: time.Now()}
+	r := &runner{job: job, cfg: job.Config, log: e.logger(job), metrics: e.Metrics, start: time.Now()}
 	err := r.run(ctx, e.Registry)
 	r.stats.Elapsed = time.Since(r.start)
 	return r.stats, err
@@ -98,6 +102,7 @@ func (r *runner) run(ctx context.Context, reg Registry) error {
 	if err != nil {
 		return err
 	}
+	r.countConnectors()
 	if r.job.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, r.job.Timeout, errTimeout)
@@ -218,6 +223,7 @@ func (r *runner) write(ctx context.Context, snk Sink, n int, p *Page) error {
 	rows := int64(p.Len())
 	r.stats.RowsRead += rows
 	r.stats.Bytes += p.Bytes
+	r.countPage(DirectionRead, rows)
 	if r.fenced != nil {
 		return r.writeFenced(ctx, n, p)
 	}
@@ -244,6 +250,7 @@ func (r *runner) write(ctx context.Context, snk Sink, n int, p *Page) error {
 
 // confirmed logs a confirmed page and reports progress.
 func (r *runner) confirmed(n int, rows int64) {
+	r.countPage(DirectionWrite, rows)
 	r.log.Debug("page confirmed", "page", n, "rows", rows, "rows_written", r.stats.RowsWritten)
 	if r.job.Progress != nil {
 		s := r.stats
