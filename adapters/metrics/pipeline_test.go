@@ -34,15 +34,24 @@ func TestPipelineLabelsAreCappedAndTheRestAreOther(t *testing.T) {
 		m.PipelinePage(name, "generate", "read", 10)
 	}
 	m.RunFinished("p0", "completed", "ok") // a known name keeps its label after the cap is reached
+	m.RunFinished("", "failed", "shard_failed")
+	m.RunFinished("p1", "completed", "ok") // the unknown label took no slot
 
 	_, fams := scrape(t, m)
-	want := map[string]bool{"p0": true, "p1": true, metrics.OtherPipeline: true}
-	for _, fam := range []string{"sluice_serve_runs_total", "sluice_pipeline_rows_total", "sluice_pipeline_pages_total",
-		"sluice_pipeline_last_success_timestamp_seconds", "sluice_run_duration_seconds"} {
+	want := map[string]bool{"p0": true, "p1": true, metrics.OtherPipeline: true, metrics.UnknownPipeline: true}
+	for _, fam := range []string{"sluice_serve_runs_total", "sluice_pipeline_last_success_timestamp_seconds", "sluice_run_duration_seconds"} {
 		require.Equalf(t, want, pipelinesOf(fams, fam), "pipeline labels of %s", fam)
 	}
+	delete(want, metrics.UnknownPipeline) // pages always come with a name
+	for _, fam := range []string{"sluice_pipeline_rows_total", "sluice_pipeline_pages_total"} {
+		require.Equalf(t, want, pipelinesOf(fams, fam), "pipeline labels of %s", fam)
+	}
+	require.Equal(t, 1.0, value(find(t, fams, "sluice_serve_runs_total",
+		map[string]string{"pipeline": metrics.UnknownPipeline, "status": "failed", "reason": "shard_failed"})))
 	require.Equal(t, 2.0, value(find(t, fams, "sluice_serve_runs_total",
 		map[string]string{"pipeline": "p0", "status": "completed", "reason": "ok"})))
+	require.Equal(t, 2.0, value(find(t, fams, "sluice_serve_runs_total",
+		map[string]string{"pipeline": "p1", "status": "completed", "reason": "ok"})))
 	require.Equal(t, 3.0, value(find(t, fams, "sluice_serve_runs_total",
 		map[string]string{"pipeline": metrics.OtherPipeline, "status": "completed", "reason": "ok"})))
 	require.Equal(t, 30.0, value(find(t, fams, "sluice_pipeline_rows_total",

@@ -5,6 +5,10 @@ import "sync"
 // OtherPipeline is the pipeline label of every pipeline past --metrics-max-pipelines.
 const OtherPipeline = "_other"
 
+// UnknownPipeline labels a run whose name the caller did not have (a sharded run ended
+// by a reclaim): an empty label value would read as no label at all.
+const UnknownPipeline = "_unknown"
+
 // DefaultMaxPipelines is how many distinct pipeline labels one server exports (SPEC §14.6).
 const DefaultMaxPipelines = 1000
 
@@ -34,27 +38,38 @@ func newPipelines(limit int, init func(string)) *pipelines {
 func (p *pipelines) label(name string) string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if name == "" {
+		return p.reserved(UnknownPipeline)
+	}
 	if _, ok := p.known[name]; ok {
 		return name
 	}
-	// OtherPipeline itself never takes a slot: it is the overflow, not a pipeline.
-	if name != OtherPipeline && len(p.known) < p.max+p.otherSlot() {
+	// The reserved labels never take a slot: they are not pipelines.
+	if name != OtherPipeline && name != UnknownPipeline && len(p.known) < p.max+p.reservedSlots() {
 		p.known[name] = struct{}{}
 		p.init(name)
 		return name
 	}
-	if _, ok := p.known[OtherPipeline]; !ok {
-		p.known[OtherPipeline] = struct{}{}
-		p.init(OtherPipeline)
-	}
-	return OtherPipeline
+	return p.reserved(OtherPipeline)
 }
 
-// otherSlot is 1 once the overflow label is in the known set, so it does not count
-// against max. Callers hold mu.
-func (p *pipelines) otherSlot() int {
-	if _, ok := p.known[OtherPipeline]; ok {
-		return 1
+// reserved hands out a reserved label, creating its series the first time. Callers hold mu.
+func (p *pipelines) reserved(label string) string {
+	if _, ok := p.known[label]; !ok {
+		p.known[label] = struct{}{}
+		p.init(label)
 	}
-	return 0
+	return label
+}
+
+// reservedSlots counts the reserved labels in the known set, which do not count against
+// max. Callers hold mu.
+func (p *pipelines) reservedSlots() int {
+	n := 0
+	for _, l := range []string{OtherPipeline, UnknownPipeline} {
+		if _, ok := p.known[l]; ok {
+			n++
+		}
+	}
+	return n
 }
