@@ -166,8 +166,8 @@ func provideLoader(p *process, reg *connectors.Registry) *execute.Loader { retur
 
 // provideExecutor is the executor of served runs: its connectors reach only what the
 // confinement allows (SPEC §14.1).
-func provideExecutor(reg *connectors.Registry, log memberLog, c *confine.Confinement) *execute.Executor {
-	return &execute.Executor{Registry: reg, Log: log.Logger, Reach: c}
+func provideExecutor(reg *connectors.Registry, log memberLog, c *confine.Confinement, m *metrics.Metrics) *execute.Executor {
+	return &execute.Executor{Registry: reg, Log: log.Logger, Reach: c, Metrics: m}
 }
 
 func provideWebhook(lc fx.Lifecycle, s *serveSettings) (*webhook.Sender, error) {
@@ -179,8 +179,12 @@ func provideWebhook(lc fx.Lifecycle, s *serveSettings) (*webhook.Sender, error) 
 	return w, nil
 }
 
-func provideMetrics(s *serveSettings, st *store.Store) *metrics.Metrics {
-	m := metrics.New()
+func provideMetrics(s *serveSettings, p *process, st *store.Store) *metrics.Metrics {
+	m := metrics.New(metrics.Options{
+		MaxPipelines: s.Ops.MaxPipelines,
+		Pools:        s.Pools,
+		Build:        metrics.Build{Version: p.info.Version, Commit: p.info.Commit, GoVersion: p.info.GoVersion},
+	})
 	m.SetCluster(s.Cluster, 1)
 	m.SetPendingSource(st.PendingByPool)
 	return m

@@ -64,6 +64,7 @@ type serveFlags struct {
 	requireApproval               string
 	confine                       confineFlags
 	timeouts                      timeoutFlags
+	ops                           opsFlags
 }
 
 func (f *serveFlags) register(fs *pflag.FlagSet) {
@@ -97,6 +98,7 @@ func (f *serveFlags) register(fs *pflag.FlagSet) {
 	f.timeouts.register(fs)
 	registerApproval(fs, &f.requireApproval)
 	f.confine.register(fs)
+	f.ops.register(fs)
 	_ = fs.SetAnnotation("pool", cli.AnnotationEnvAlias, []string{"SLUICE_SERVE_POOLS"})
 }
 
@@ -139,6 +141,8 @@ type serveSettings struct {
 	Confine confineSettings
 	// Timeouts are --read-timeout-secs, --idle-timeout-secs, --query-timeout-secs (§14.3).
 	Timeouts timeouts
+	// Ops are the operability settings (SPEC §14.6).
+	Ops opsSettings
 }
 
 // settings validates every flag and reports all bad values at once, each naming its
@@ -273,6 +277,9 @@ func (f *serveFlags) settings() (*serveSettings, error) {
 		}
 	}
 	errs = append(errs, f.clusterErrors(auth)...)
+	var opsErrs []error
+	s.Ops, opsErrs = f.ops.settings()
+	errs = append(errs, opsErrs...)
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}

@@ -41,7 +41,8 @@ func Usage(err error) error { return &ExitError{Code: ExitUsage, Err: err} }
 // Info is what `sluice version` reports.
 type Info struct {
 	Version   string
-	Commit    string
+	Commit    string // 12 hex digits, with "-dirty" when Modified; "" when unknown
+	Modified  bool   // built from a tree with uncommitted changes (vcs.modified)
 	GoVersion string
 	Platform  string
 }

@@ -106,7 +106,7 @@ func TestVersion(t *testing.T) {
 	require.Equal(t, "sluice v1.2.3 (abc123) go1.26 linux/amd64\n", stdout)
 	code, stdout, _ = newHarness().exec(t, "version", "--json")
 	require.Equal(t, 0, code)
-	require.JSONEq(t, `{"version":"v1.2.3","commit":"abc123","go":"go1.26","platform":"linux/amd64"}`, stdout)
+	require.JSONEq(t, `{"version":"v1.2.3","commit":"abc123","modified":false,"go":"go1.26","platform":"linux/amd64"}`, stdout)
 }
 
 func TestHelpListsCommandsAndEnv(t *testing.T) {

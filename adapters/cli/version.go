@@ -13,12 +13,16 @@ func NewVersionCommand(info Info) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print the version of this binary",
-		Args:  cobra.NoArgs,
+		Long: "Print the version (the -ldflags version, else the module version, else (devel)), the VCS\n" +
+			"commit the binary was built from (\"-dirty\" when the tree had uncommitted changes), the Go\n" +
+			"release and the platform.",
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			out := cmd.OutOrStdout()
 			if asJSON {
-				return json.NewEncoder(out).Encode(map[string]string{
-					"version": info.Version, "commit": info.Commit, "go": info.GoVersion, "platform": info.Platform,
+				return json.NewEncoder(out).Encode(map[string]any{
+					"version": info.Version, "commit": info.Commit, "modified": info.Modified,
+					"go": info.GoVersion, "platform": info.Platform,
 				})
 			}
 			line := "sluice " + info.Version

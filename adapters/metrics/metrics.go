@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -16,6 +17,28 @@ var _ cluster.Metrics = (*Metrics)(nil)
 // claimBuckets span submit → claim latencies from an idle server (milliseconds) to a
 // backlog that waits for an hour; the default buckets stop at 10 s.
 var claimBuckets = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600}
+
+// durationBuckets span run durations from a trivial run (milliseconds) to a nightly
+// load of several hours.
+var durationBuckets = []float64{.01, .05, .1, .5, 1, 5, 10, 30, 60, 300, 900, 1800, 3600, 7200, 14400, 43200}
+
+// Build names the binary in sluice_build_info.
+type Build struct {
+	Version, Commit, GoVersion string
+}
+
+// Options configure New.
+type Options struct {
+	// MaxPipelines caps the distinct pipeline labels (--metrics-max-pipelines); the rest
+	// are exported as OtherPipeline. 0 puts every pipeline under OtherPipeline.
+	MaxPipelines int
+	Build        Build
+	// Pools are the pools this server serves: their pending gauge is exported at 0 from
+	// the first scrape, before any run was ever pending there.
+	Pools []string
+	// Now is the clock of the last-success gauge; nil is time.Now.
+	Now func() time.Time
+}
 
 // Metrics holds the collectors of one server on a registry of its own. Its methods are
 // safe for concurrent use.
@@ -37,17 +60,22 @@ type Metrics struct {
 	requests        *prometheus.CounterVec
 	requestDuration *prometheus.HistogramVec
 
-	records *prometheus.CounterVec
-	pages   *prometheus.CounterVec
+	rows        *prometheus.CounterVec
+	pages       *prometheus.CounterVec
+	runDuration *prometheus.HistogramVec
+	lastSuccess *prometheus.GaugeVec
+	pipelines   *pipelines
 
 	scheduleTicks *prometheus.CounterVec
+	buildInfo     *prometheus.GaugeVec
 
 	pending *pendingCollector
+	now     func() time.Time
 }
 
 // New builds the collectors and registers them, with the Go runtime and process
 // collectors, on a fresh registry.
-func New() *Metrics {
+func New(opts Options) *Metrics {
 	m := &Metrics{
 		reg: prometheus.NewRegistry(),
 		clusterEnabled: prometheus.NewGauge(prometheus.GaugeOpts{
@@ -68,8 +96,8 @@ func New() *Metrics {
 		}, []string{"outcome"}),
 		runsTotal: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "sluice_serve_runs_total",
-			Help: "Terminal transitions made by this member, by status and reason.",
-		}, []string{"status", "reason"}),
+			Help: "Terminal transitions made by this member, by pipeline, status and reason.",
+		}, []string{"pipeline", "status", "reason"}),
 		runsInFlight: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "sluice_serve_runs_in_flight",
 			Help: "Runs executing on this member.",
@@ -100,20 +128,39 @@ func New() *Metrics {
 			Help:    "Time to answer HTTP requests, by method, route pattern and status.",
 			Buckets: prometheus.DefBuckets,
 		}, []string{"method", "route", "status"}),
-		records: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "sluice_pipeline_records_total",
-			Help: "Records moved by pipelines on this member, by pipeline, connector and direction.",
+		rows: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sluice_pipeline_rows_total",
+			Help: "Rows moved by pipelines on this member, by pipeline, connector and direction (read: handed over by the source; write: confirmed by the sink).",
 		}, []string{"pipeline", "connector", "direction"}),
 		pages: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "sluice_pipeline_pages_total",
 			Help: "Pages moved by pipelines on this member, by pipeline, connector and direction.",
 		}, []string{"pipeline", "connector", "direction"}),
+		runDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "sluice_run_duration_seconds",
+			Help:    "Running time (all attempts) of the runs this member finished, by pipeline and status.",
+			Buckets: durationBuckets,
+		}, []string{"pipeline", "status"}),
+		lastSuccess: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "sluice_pipeline_last_success_timestamp_seconds",
+			Help: "Unix time of the newest run of the pipeline this member completed; 0 until one does (use max by (pipeline) across members).",
+		}, []string{"pipeline"}),
 		scheduleTicks: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "sluice_schedule_ticks_total",
 			Help: "Schedule ticks handled by this member, by outcome.",
 		}, []string{"outcome"}),
-		pending: newPendingCollector(),
+		buildInfo: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "sluice_build_info",
+			Help: "Always 1; the labels name the binary's version, VCS commit and Go release.",
+		}, []string{"version", "commit", "go"}),
+		pending: newPendingCollector(opts.Pools),
 	}
+	m.now = opts.Now
+	if m.now == nil {
+		m.now = time.Now
+	}
+	m.pipelines = newPipelines(opts.MaxPipelines, m.zeroPipeline)
+	m.buildInfo.WithLabelValues(opts.Build.Version, opts.Build.Commit, opts.Build.GoVersion).Set(1)
 	// Known outcomes start at zero so rate() and absent() work before the first event.
 	for _, o := range []string{"requeued", "failed", "cancelled"} {
 		m.runsReclaimed.WithLabelValues(o)
@@ -130,11 +177,29 @@ func New() *Metrics {
 		m.runsClaimed, m.runsReclaimed, m.runsTotal, m.runsInFlight, m.historyDown,
 		m.claimLatency, m.shardsClaimed, m.shardsReclaimed,
 		m.requests, m.requestDuration,
-		m.records, m.pages,
-		m.scheduleTicks,
+		m.rows, m.pages, m.runDuration, m.lastSuccess,
+		m.scheduleTicks, m.buildInfo,
 		m.pending,
 	)
 	return m
+}
+
+// zeroPipeline creates the series of a newly known pipeline label at zero: the outcomes
+// an alert divides by or waits for must exist before the first of them happens.
+func (m *Metrics) zeroPipeline(label string) {
+	for _, o := range knownOutcomes {
+		m.runsTotal.WithLabelValues(label, o.status, o.reason)
+	}
+	for _, st := range []string{"completed", "failed", "cancelled"} {
+		m.runDuration.WithLabelValues(label, st)
+	}
+	m.lastSuccess.WithLabelValues(label)
+}
+
+// knownOutcomes are the (status, reason) pairs of sluice_serve_runs_total every known
+// pipeline exports from the start; rarer reasons appear when they first happen.
+var knownOutcomes = []struct{ status, reason string }{
+	{"completed", "ok"}, {"failed", "error"}, {"failed", "timeout"}, {"failed", "poisoned"}, {"cancelled", "cancelled"},
 }
 
 // Handler serves this registry in the Prometheus exposition formats.

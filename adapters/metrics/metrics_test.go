@@ -18,6 +18,11 @@ import (
 	"github.com/sluicehq/sluice/adapters/metrics"
 )
 
+// newMetrics is a Metrics with the default options.
+func newMetrics() *metrics.Metrics {
+	return metrics.New(metrics.Options{MaxPipelines: metrics.DefaultMaxPipelines})
+}
+
 // scrape fetches the handler's text exposition and parses it.
 func scrape(t *testing.T, m *metrics.Metrics) (string, map[string]*dto.MetricFamily) {
 	t.Helper()
@@ -75,14 +80,14 @@ func value(m *dto.Metric) float64 {
 
 func TestFamiliesCarryTheirLabelsAndValues(t *testing.T) {
 	t.Parallel()
-	m := metrics.New()
+	m := newMetrics()
 	m.SetCluster(true, 3)
 	m.RunClaimed("gpu", 1500*time.Millisecond)
 	m.RunClaimed("gpu", 500*time.Millisecond)
 	m.RunClaimed("default", time.Second)
-	m.RunFinished("completed", "ok")
-	m.RunFinished("failed", "poisoned")
-	m.RunFinished("completed", "ok")
+	m.RunFinished("orders", "completed", "ok")
+	m.RunFinished("orders", "failed", "poisoned")
+	m.RunFinished("orders", "completed", "ok")
 	m.InFlight(4)
 	m.Reclaimed("requeued")
 	m.HistoryUnreachable(true)
@@ -113,16 +118,17 @@ func TestFamiliesCarryTheirLabelsAndValues(t *testing.T) {
 		{"sluice_serve_runs_reclaimed_total", map[string]string{"outcome": "failed"}, 0, dto.MetricType_COUNTER},
 		{"sluice_serve_runs_pending", map[string]string{"pool": "default"}, 7, dto.MetricType_GAUGE},
 		{"sluice_serve_runs_pending", map[string]string{"pool": "gpu"}, 0, dto.MetricType_GAUGE},
-		{"sluice_serve_runs_total", map[string]string{"status": "completed", "reason": "ok"}, 2, dto.MetricType_COUNTER},
-		{"sluice_serve_runs_total", map[string]string{"status": "failed", "reason": "poisoned"}, 1, dto.MetricType_COUNTER},
+		{"sluice_serve_runs_total", map[string]string{"pipeline": "orders", "status": "completed", "reason": "ok"}, 2, dto.MetricType_COUNTER},
+		{"sluice_serve_runs_total", map[string]string{"pipeline": "orders", "status": "failed", "reason": "poisoned"}, 1, dto.MetricType_COUNTER},
+		{"sluice_serve_runs_total", map[string]string{"pipeline": "orders", "status": "failed", "reason": "error"}, 0, dto.MetricType_COUNTER},
 		{"sluice_serve_runs_in_flight", nil, 4, dto.MetricType_GAUGE},
 		{"sluice_serve_history_unreachable", nil, 1, dto.MetricType_GAUGE},
 		{"sluice_serve_shards_claimed_total", nil, 2, dto.MetricType_COUNTER},
 		{"sluice_serve_shards_reclaimed_total", map[string]string{"outcome": "failed"}, 1, dto.MetricType_COUNTER},
 		{"sluice_serve_requests_total", map[string]string{"method": "GET", "route": "/v1/runs/:id", "status": "200"}, 1, dto.MetricType_COUNTER},
 		{"sluice_serve_requests_total", map[string]string{"method": "POST", "route": "/v1/runs", "status": "202"}, 1, dto.MetricType_COUNTER},
-		{"sluice_pipeline_records_total", map[string]string{"pipeline": "orders", "connector": "postgres", "direction": "read"}, 150, dto.MetricType_COUNTER},
-		{"sluice_pipeline_records_total", map[string]string{"pipeline": "orders", "connector": "file", "direction": "write"}, 150, dto.MetricType_COUNTER},
+		{"sluice_pipeline_rows_total", map[string]string{"pipeline": "orders", "connector": "postgres", "direction": "read"}, 150, dto.MetricType_COUNTER},
+		{"sluice_pipeline_rows_total", map[string]string{"pipeline": "orders", "connector": "file", "direction": "write"}, 150, dto.MetricType_COUNTER},
 		{"sluice_pipeline_pages_total", map[string]string{"pipeline": "orders", "connector": "postgres", "direction": "read"}, 2, dto.MetricType_COUNTER},
 		{"sluice_pipeline_pages_total", map[string]string{"pipeline": "orders", "connector": "file", "direction": "write"}, 1, dto.MetricType_COUNTER},
 		{"sluice_schedule_ticks_total", map[string]string{"outcome": "created"}, 1, dto.MetricType_COUNTER},
@@ -151,7 +157,7 @@ func TestFamiliesCarryTheirLabelsAndValues(t *testing.T) {
 
 func TestGaugesGoBackDown(t *testing.T) {
 	t.Parallel()
-	m := metrics.New()
+	m := newMetrics()
 	m.HistoryUnreachable(true)
 	m.InFlight(5)
 	m.SetCluster(true, 2)
@@ -167,7 +173,7 @@ func TestGaugesGoBackDown(t *testing.T) {
 
 func TestDefaultsBeforeAnyEvent(t *testing.T) {
 	t.Parallel()
-	_, fams := scrape(t, metrics.New())
+	_, fams := scrape(t, newMetrics())
 	require.Zero(t, value(find(t, fams, "sluice_serve_cluster_enabled", nil)))
 	require.Equal(t, 1.0, value(find(t, fams, "sluice_serve_cluster_instances", nil)))
 	require.Zero(t, value(find(t, fams, "sluice_serve_runs_claimed_total", nil)))
@@ -177,9 +183,9 @@ func TestDefaultsBeforeAnyEvent(t *testing.T) {
 
 func TestRunIDIsNeverALabel(t *testing.T) {
 	t.Parallel()
-	m := metrics.New()
+	m := newMetrics()
 	m.RunClaimed("default", time.Second)
-	m.RunFinished("completed", "ok")
+	m.RunFinished("p", "completed", "ok")
 	m.Reclaimed("failed")
 	m.ShardReclaimed("requeued")
 	m.Observe("GET", "/v1/runs/:id/logs", 200, time.Millisecond)
@@ -198,7 +204,7 @@ func TestRunIDIsNeverALabel(t *testing.T) {
 
 func TestUnknownMethodsShareOneSeries(t *testing.T) {
 	t.Parallel()
-	m := metrics.New()
+	m := newMetrics()
 	m.Observe("BREW", "unmatched", 404, time.Millisecond)
 	m.Observe("PROPFIND", "unmatched", 404, time.Millisecond)
 	_, fams := scrape(t, m)
@@ -209,7 +215,7 @@ func TestUnknownMethodsShareOneSeries(t *testing.T) {
 
 func TestPendingSourceFailureLeavesTheFamilyOut(t *testing.T) {
 	t.Parallel()
-	m := metrics.New()
+	m := newMetrics()
 	m.SetPendingSource(func(context.Context) (map[string]int, error) {
 		return nil, errors.New("history down")
 	})
@@ -220,7 +226,7 @@ func TestPendingSourceFailureLeavesTheFamilyOut(t *testing.T) {
 
 func TestPendingSourceGetsADeadline(t *testing.T) {
 	t.Parallel()
-	m := metrics.New()
+	m := newMetrics()
 	var left time.Duration
 	m.SetPendingSource(func(ctx context.Context) (map[string]int, error) {
 		d, ok := ctx.Deadline()
@@ -238,7 +244,7 @@ func TestPendingSourceGetsADeadline(t *testing.T) {
 
 func TestSlowPendingSourceDoesNotHoldTheScrape(t *testing.T) {
 	t.Parallel()
-	m := metrics.New()
+	m := newMetrics()
 	release := make(chan struct{})
 	t.Cleanup(func() { close(release) })
 	// Ignores its context on purpose: the collector must bound the wait itself.
@@ -254,7 +260,7 @@ func TestSlowPendingSourceDoesNotHoldTheScrape(t *testing.T) {
 
 func TestPendingSourceCanBeRemoved(t *testing.T) {
 	t.Parallel()
-	m := metrics.New()
+	m := newMetrics()
 	m.SetPendingSource(func(context.Context) (map[string]int, error) { return map[string]int{"a": 2}, nil })
 	_, fams := scrape(t, m)
 	require.Equal(t, 2.0, value(find(t, fams, "sluice_serve_runs_pending", map[string]string{"pool": "a"})))
@@ -265,7 +271,7 @@ func TestPendingSourceCanBeRemoved(t *testing.T) {
 
 func TestEachMetricsHasItsOwnRegistry(t *testing.T) {
 	t.Parallel()
-	a, b := metrics.New(), metrics.New() // the global registry would panic on the second
+	a, b := newMetrics(), newMetrics() // the global registry would panic on the second
 	a.RunClaimed("default", 0)
 	_, fams := scrape(t, b)
 	require.Zero(t, value(find(t, fams, "sluice_serve_runs_claimed_total", nil)))

@@ -20,14 +20,22 @@ type pendingCollector struct {
 
 	mu  sync.Mutex
 	src func(ctx context.Context) (map[string]int, error)
+	// seen holds every pool reported so far and the pools this server serves. The history
+	// answers only pools that have pending runs; a pool that drains to nothing must read
+	// 0, not vanish, or an alert on it would go quiet exactly when it resolves.
+	seen map[string]struct{}
 }
 
-func newPendingCollector() *pendingCollector {
-	return &pendingCollector{desc: prometheus.NewDesc(
+func newPendingCollector(pools []string) *pendingCollector {
+	c := &pendingCollector{desc: prometheus.NewDesc(
 		"sluice_serve_runs_pending",
 		"Pending runs in the shared history, by pool (every member reports the same).",
 		[]string{"pool"}, nil,
-	)}
+	), seen: map[string]struct{}{}}
+	for _, p := range pools {
+		c.seen[p] = struct{}{}
+	}
+	return c
 }
 
 func (c *pendingCollector) setSource(src func(ctx context.Context) (map[string]int, error)) {
@@ -73,7 +81,23 @@ func (c *pendingCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		counts = a.counts
 	}
-	for pool, n := range counts {
+	for pool, n := range c.withSeen(counts) {
 		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(n), pool)
 	}
+}
+
+// withSeen remembers the pools of counts and answers counts with every pool seen before
+// and missing from it at 0.
+func (c *pendingCollector) withSeen(counts map[string]int) map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[string]int, len(c.seen)+len(counts))
+	for p := range c.seen {
+		out[p] = 0
+	}
+	for p, n := range counts {
+		c.seen[p] = struct{}{}
+		out[p] = n
+	}
+	return out
 }

@@ -20,9 +20,29 @@ func (m *Metrics) RunClaimed(pool string, latency time.Duration) {
 	m.claimLatency.WithLabelValues(pool).Observe(max(latency, 0).Seconds())
 }
 
-// RunFinished counts one terminal transition by status and reason.
-func (m *Metrics) RunFinished(status, reason string) {
-	m.runsTotal.WithLabelValues(status, reason).Inc()
+// RunFinished counts one terminal transition of a run of pipeline by status and reason;
+// a completed run also moves the pipeline's last-success time to now.
+func (m *Metrics) RunFinished(pipeline, status, reason string) {
+	label := m.pipelines.label(pipeline)
+	m.runsTotal.WithLabelValues(label, status, reason).Inc()
+	if status == "completed" {
+		m.lastSuccess.WithLabelValues(label).Set(float64(m.now().UnixNano()) / 1e9)
+	}
+}
+
+// RunDuration observes the running time (every attempt) of a run this member finished.
+func (m *Metrics) RunDuration(pipeline, status string, ran time.Duration) {
+	m.runDuration.WithLabelValues(m.pipelines.label(pipeline), status).Observe(max(ran, 0).Seconds())
+}
+
+// PipelineConnectors announces the connectors of a run about to move pages, so the
+// pipeline's row and page series exist at zero before its first page.
+func (m *Metrics) PipelineConnectors(pipeline, source, sink string) {
+	label := m.pipelines.label(pipeline)
+	for _, s := range []struct{ connector, direction string }{{source, "read"}, {sink, "write"}} {
+		m.pages.WithLabelValues(label, s.connector, s.direction)
+		m.rows.WithLabelValues(label, s.connector, s.direction)
+	}
 }
 
 // InFlight reports how many runs execute on this member.
@@ -43,12 +63,14 @@ func (m *Metrics) ShardReclaimed(outcome string) { m.shardsReclaimed.WithLabelVa
 // ScheduleTick counts one schedule tick by outcome (created | skipped | queued).
 func (m *Metrics) ScheduleTick(outcome string) { m.scheduleTicks.WithLabelValues(outcome).Inc() }
 
-// PipelinePage counts one page of records moved by a pipeline's connector; direction is
+// PipelinePage counts one page of rows moved by a pipeline's connector; direction is
 // "read" for a source and "write" for a sink.
-func (m *Metrics) PipelinePage(pipeline, connector, direction string, records int) {
-	m.pages.WithLabelValues(pipeline, connector, direction).Inc()
-	if records > 0 {
-		m.records.WithLabelValues(pipeline, connector, direction).Add(float64(records))
+func (m *Metrics) PipelinePage(pipeline, connector, direction string, rows int) {
+	label := m.pipelines.label(pipeline)
+	m.pages.WithLabelValues(label, connector, direction).Inc()
+	c := m.rows.WithLabelValues(label, connector, direction)
+	if rows > 0 {
+		c.Add(float64(rows))
 	}
 }
 

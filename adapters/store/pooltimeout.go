@@ -136,21 +136,21 @@ ORDER BY id LIMIT ?`, p, now.Add(-wait).UnixMilli(), poolTimeoutBatch).Scan(ctx,
 		if !pool.TimedOut(pool.UnservedSince(lastExpiry, fromMS(c.CreatedAt)), now, wait) {
 			continue
 		}
-		ok, err := s.failPending(ctx, c.ID, p, msg, build)
+		name, ok, err := s.failPending(ctx, c.ID, p, msg, build)
 		if err != nil {
 			return out, translate("fail run "+c.ID+" of unserved pool "+p, err)
 		}
 		if ok {
-			out = append(out, cluster.PoolTimedOut{ID: c.ID, Pool: p})
+			out = append(out, cluster.PoolTimedOut{ID: c.ID, Name: name, Pool: p})
 		}
 	}
 	return out, nil
 }
 
-// failPending ends one pending run of pool p as failed (pool_unavailable); false when it
-// is no longer pending there.
-func (s *Store) failPending(ctx context.Context, id, p, msg string, build runs.CallbackBuilder) (bool, error) {
-	done := false
+// failPending ends one pending run of pool p as failed (pool_unavailable) and answers its
+// name; false when it is no longer pending there.
+func (s *Store) failPending(ctx context.Context, id, p, msg string, build runs.CallbackBuilder) (string, bool, error) {
+	done, name := false, ""
 	err := s.runInTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		if err := s.lockRunPipeline(ctx, tx, id); err != nil {
 			if errors.Is(err, run.ErrNotFound) {
@@ -165,10 +165,10 @@ RETURNING `+runCols("")), string(run.CodePoolUnavailable), msg, id, p)
 		if err != nil || rec == nil {
 			return err
 		}
-		done = true
+		done, name = true, rec.Name
 		return s.afterTerminal(ctx, tx, rec, build)
 	})
-	return done && err == nil, err
+	return name, done && err == nil, err
 }
 
 // failPoolShards ends the sharded runs of one unserved pool whose shards have waited

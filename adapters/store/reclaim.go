@@ -122,7 +122,7 @@ RETURNING `+runCols(""),
 			return fmt.Errorf("run %s changed under its row lock", id)
 		}
 		found = true
-		res = cluster.Reclaimed{ID: id, Outcome: reclaimOutcome(after.Status)}
+		res = cluster.Reclaimed{ID: id, Name: rec.Name, Outcome: reclaimOutcome(after.Status)}
 		if after.Status.Terminal() {
 			return s.afterTerminal(ctx, tx, rec, build)
 		}

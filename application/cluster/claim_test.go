@@ -95,7 +95,7 @@ func TestCompletedRunFinishesWithStatsAndCountsMetrics(t *testing.T) {
 	h.metrics.mu.Lock()
 	defer h.metrics.mu.Unlock()
 	require.Equal(t, 1, h.metrics.claimed)
-	require.Equal(t, []string{"completed/ok"}, h.metrics.finished)
+	require.Equal(t, []string{"orders:completed/ok"}, h.metrics.finished)
 }
 
 func TestCancelLocalEndsCancelledKeepingConfirmedRows(t *testing.T) {

@@ -372,10 +372,11 @@ func (m *fakeMetrics) RunClaimed(string, time.Duration) {
 	m.claimed++
 }
 
-func (m *fakeMetrics) RunFinished(status, reason string) {
+// RunFinished records "pipeline:status/reason".
+func (m *fakeMetrics) RunFinished(pipeline, status, reason string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.finished = append(m.finished, status+"/"+reason)
+	m.finished = append(m.finished, pipeline+":"+status+"/"+reason)
 }
 
 func (m *fakeMetrics) Reclaimed(outcome string) {

@@ -308,9 +308,9 @@ func (m *Member) countReclaimed(got []Reclaimed) {
 		m.metrics.Reclaimed(r.Outcome)
 		switch r.Outcome {
 		case string(run.Failed):
-			m.metrics.RunFinished(string(run.Failed), string(run.CodePoisoned))
+			m.metrics.RunFinished(r.Name, string(run.Failed), string(run.CodePoisoned))
 		case string(run.Cancelled):
-			m.metrics.RunFinished(string(run.Cancelled), "cancelled")
+			m.metrics.RunFinished(r.Name, string(run.Cancelled), "cancelled")
 		}
 		m.log.Info("reclaimed a run whose lease expired", "run_id", r.ID, "outcome", r.Outcome)
 	}

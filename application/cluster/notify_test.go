@@ -121,7 +121,7 @@ func (f *fakePoolTimeouts) callCount() int {
 
 func TestPoolWaitTimeoutFailsRunsEveryLeaseCycle(t *testing.T) {
 	t.Parallel()
-	pt := &fakePoolTimeouts{fail: []cluster.PoolTimedOut{{ID: "p1", Pool: "gpu"}, {ID: "p2", Pool: "gpu"}}}
+	pt := &fakePoolTimeouts{fail: []cluster.PoolTimedOut{{ID: "p1", Name: "orders", Pool: "gpu"}, {ID: "p2", Name: "nightly", Pool: "gpu"}}}
 	h := start(t, newFakeStore(), &fakeRunner{fn: succeed(1)}, func(c *cluster.Config, d *cluster.Deps) {
 		c.PoolWaitTimeout = 5 * time.Second
 		d.PoolTimeouts = pt
@@ -132,7 +132,7 @@ func TestPoolWaitTimeoutFailsRunsEveryLeaseCycle(t *testing.T) {
 	pt.mu.Unlock()
 	h.metrics.mu.Lock()
 	defer h.metrics.mu.Unlock()
-	require.Equal(t, []string{"failed/pool_unavailable", "failed/pool_unavailable"}, h.metrics.finished)
+	require.Equal(t, []string{"orders:failed/pool_unavailable", "nightly:failed/pool_unavailable"}, h.metrics.finished)
 }
 
 func TestPoolWaitTimeoutIsOffByDefaultAndWhileTheHistoryIsDown(t *testing.T) {

@@ -16,7 +16,7 @@ func (m *Member) failUnservedPools() {
 	got, err := m.deps.PoolTimeouts.FailUnservedPools(ctx, m.cfg.LeaseTTL, m.cfg.PoolWaitTimeout, m.deps.Callbacks)
 	cancel()
 	for _, r := range got {
-		m.metrics.RunFinished(string(run.Failed), string(run.CodePoolUnavailable))
+		m.metrics.RunFinished(r.Name, string(run.Failed), string(run.CodePoolUnavailable))
 		m.audit(ActionPoolTimeout, r.ID, map[string]any{"pool": r.Pool, "code": string(run.CodePoolUnavailable),
 			"wait_secs": int(m.cfg.PoolWaitTimeout.Seconds())})
 		m.log.Warn("failed a pending or sharded run: its pool has had no live member for --pool-wait-timeout-secs",

@@ -114,6 +114,7 @@ type Owner struct {
 // Reclaimed reports one reclaimed run.
 type Reclaimed struct {
 	ID      string
+	Name    string // the run's name: the pipeline label of its metrics
 	Outcome string // requeued | failed | cancelled
 }
 
@@ -195,6 +196,7 @@ type PoolTimeouts interface {
 // failed because its pending shards did.
 type PoolTimedOut struct {
 	ID   string
+	Name string // the run's name, when the store knows it
 	Pool string
 }
 
@@ -256,8 +258,11 @@ type Clock interface {
 type Metrics interface {
 	// RunClaimed counts one claim; latency is submit → claim.
 	RunClaimed(pool string, latency time.Duration)
-	// RunFinished counts one terminal transition made here or by reclaim.
-	RunFinished(status, reason string)
+	// RunFinished counts one terminal transition of a run of pipeline (its name) made here
+	// or by reclaim; pipeline is "" where the history did not say which.
+	RunFinished(pipeline, status, reason string)
+	// RunDuration observes the running time of a run this member finished.
+	RunDuration(pipeline, status string, ran time.Duration)
 	// InFlight reports how many runs execute here.
 	InFlight(n int)
 	// Reclaimed counts one reclaimed run by outcome (requeued | failed | cancelled).
@@ -274,10 +279,11 @@ type Metrics interface {
 // NopMetrics discards every measurement.
 type NopMetrics struct{}
 
-func (NopMetrics) RunClaimed(string, time.Duration) {}
-func (NopMetrics) RunFinished(string, string)       {}
-func (NopMetrics) InFlight(int)                     {}
-func (NopMetrics) Reclaimed(string)                 {}
-func (NopMetrics) HistoryUnreachable(bool)          {}
-func (NopMetrics) ShardClaimed()                    {}
-func (NopMetrics) ShardReclaimed(string)            {}
+func (NopMetrics) RunClaimed(string, time.Duration)          {}
+func (NopMetrics) RunFinished(string, string, string)        {}
+func (NopMetrics) RunDuration(string, string, time.Duration) {}
+func (NopMetrics) InFlight(int)                              {}
+func (NopMetrics) Reclaimed(string)                          {}
+func (NopMetrics) HistoryUnreachable(bool)                   {}
+func (NopMetrics) ShardClaimed()                             {}
+func (NopMetrics) ShardReclaimed(string)                     {}

@@ -17,11 +17,12 @@ type parkedRun struct {
 	ref      Ref
 	shard    *ShardRef // set for a shard; ref is then unused
 	progress Progress
+	runName  string // for the count of a run its last shard ends
 }
 
 // parkedOf is what a hand-back of e needs.
 func parkedOf(e *execution, p Progress) parkedRun {
-	pr := parkedRun{ref: e.ref, progress: p}
+	pr := parkedRun{ref: e.ref, progress: p, runName: e.claim.Name}
 	if e.shard != nil {
 		ref := e.shard.Ref
 		pr.shard = &ref
@@ -115,13 +116,13 @@ func (m *Member) finishOnce(ctx context.Context, e *execution, o Outcome) error 
 		o.Tenant, o.Name = e.claim.Tenant, e.claim.Name
 		err := m.deps.Store.Finish(ctx, m.cfg.InstanceID, e.ref, o, m.deps.Callbacks)
 		if err == nil {
-			m.metrics.RunFinished(o.Status, reason(o))
+			m.countFinished(e.claim, o)
 		}
 		return err
 	}
 	parent, err := m.deps.Shards.FinishShard(ctx, m.cfg.InstanceID, e.shard.Ref, o, m.deps.Callbacks)
 	if err == nil {
-		m.runEnded(e.claim.ID, parent)
+		m.runEnded(e.claim.ID, e.claim.Name, parent)
 	}
 	return err
 }
@@ -174,7 +175,7 @@ func (m *Member) tryHandBack(p parkedRun) bool {
 		var parent string
 		parent, err = m.deps.Shards.HandBackShard(ctx, m.cfg.InstanceID, *p.shard, p.progress, m.deps.Callbacks)
 		if err == nil {
-			m.runEnded(p.shard.RunID, parent)
+			m.runEnded(p.shard.RunID, p.runName, parent)
 		}
 	} else {
 		err = m.deps.Store.HandBack(ctx, m.cfg.InstanceID, p.ref, p.progress)

@@ -80,8 +80,9 @@ func (m *Member) coordinate(e *execution, log *slog.Logger, cfg *pipeline.Config
 	return result{act: actHandBack}, true
 }
 
-// runEnded counts a run that a shard's end (or a reclaim) ended.
-func (m *Member) runEnded(runID, status string) {
+// runEnded counts a run that a shard's end (or a reclaim) ended; name is "" when the
+// history did not say which pipeline it ran.
+func (m *Member) runEnded(runID, name, status string) {
 	if status == "" {
 		return
 	}
@@ -92,7 +93,7 @@ func (m *Member) runEnded(runID, status string) {
 	case run.Failed:
 		why = string(run.CodeShardFailed)
 	}
-	m.metrics.RunFinished(status, why)
+	m.metrics.RunFinished(name, status, why)
 	m.log.Info("sharded run finished with its last shard", "run_id", runID, "status", status)
 }
 
@@ -120,10 +121,10 @@ func (m *Member) countShardReclaim(got ShardReclaim) bool {
 		m.log.Info("reclaimed a shard whose lease expired", "run_id", r.RunID, "shard", r.Index, "outcome", r.Outcome)
 		m.audit(ActionShardReclaimed, r.RunID, map[string]any{"shard": r.Index, "outcome": r.Outcome})
 		requeued = requeued || r.Outcome == "requeued"
-		m.runEnded(r.RunID, r.Parent)
+		m.runEnded(r.RunID, "", r.Parent)
 	}
 	for id, status := range got.Settled {
-		m.runEnded(id, status)
+		m.runEnded(id, "", status)
 	}
 	return requeued
 }

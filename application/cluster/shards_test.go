@@ -119,7 +119,7 @@ func TestShardsRunNarrowedUnderTheirOwnStateKeys(t *testing.T) {
 	require.False(t, finishedRun, "shards never finish their run through the run's own lease")
 	h.metrics.mu.Lock()
 	defer h.metrics.mu.Unlock()
-	require.Equal(t, []string{"completed/ok"}, h.metrics.finished, "the run is counted once, when its last shard ends")
+	require.Equal(t, []string{"orders:completed/ok"}, h.metrics.finished, "the run is counted once, when its last shard ends")
 }
 
 func TestShardsAndRunsShareOneCapacityShardsFirst(t *testing.T) {
@@ -269,7 +269,7 @@ func TestReclaimOrphanShardsOnlyWhenExclusive(t *testing.T) {
 			continue
 		}
 		require.Equal(t, []string{"m1"}, calls)
-		require.ElementsMatch(t, []string{"cancelled/cancelled", "completed/ok"}, finished,
+		require.ElementsMatch(t, []string{":cancelled/cancelled", ":completed/ok"}, finished,
 			"the runs the reclaim ended are counted")
 	}
 }

@@ -201,6 +201,7 @@ func (m *Member) execute(e *execution, log *slog.Logger) (res result) {
 		Shard:    e.slice(),
 		Progress: m.progressFunc(e),
 		Log:      log,
+		Pipeline: c.Name,
 	})
 	p := toProgress(stats)
 	e.setProgress(p)

@@ -28,7 +28,8 @@ type Executor struct {
 	Registry Registry
 	Log      *slog.Logger
 	// Reach confines what connectors may touch (SPEC §14.1); nil is Unconfined.
-	Reach Reach
+	Reach   Reach
+	Metrics Metrics // nil: pages are not counted
 }
 
 // Job is one run of one validated config.
@@ -53,6 +54,8 @@ type Job struct {
 	// Progress is called after each confirmed page, from the writing goroutine; may be nil.
 	Progress func(Stats)
 	Log      *slog.Logger
+	// Pipeline labels the job's metrics (the run's name); empty: the config's name.
+	Pipeline string
 }
 
 // item is what the reader hands the writer: a page, the source's error, or the end.
@@ -68,6 +71,7 @@ type runner struct {
 	cfg     *pipeline.Config
 	log     *slog.Logger
 	reach   func(role string) Reach
+	metrics Metrics
 	start   time.Time
 	stats   Stats
 	incr    *Incremental
@@ -83,7 +87,7 @@ type runner struct {
 // state and timeout failures, a config *Failure for a job that cannot start, and wraps
 // context.Canceled when ctx was cancelled; Stats are filled in every case.
 func (e *Executor) Run(ctx context.Context, job Job) (Stats, error) {
-	r := &runner{job: job, cfg: job.Config, log: e.logger(job), start: time.Now()}
+	r := &runner{job: job, cfg: job.Config, log: e.logger(job), metrics: e.Metrics, start: time.Now()}
 	r.reach = e.reachFor
 	err := r.run(ctx, e.Registry)
 	r.stats.Elapsed = time.Since(r.start)
@@ -108,6 +112,7 @@ func (r *runner) run(ctx context.Context, reg Registry) error {
 	if err != nil {
 		return err
 	}
+	r.countConnectors()
 	if r.job.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, r.job.Timeout, errTimeout)
@@ -228,6 +233,7 @@ func (r *runner) write(ctx context.Context, snk Sink, n int, p *Page) error {
 	rows := int64(p.Len())
 	r.stats.RowsRead += rows
 	r.stats.Bytes += p.Bytes
+	r.countPage(DirectionRead, rows)
 	if r.fenced != nil {
 		return r.writeFenced(ctx, n, p)
 	}
@@ -254,6 +260,7 @@ func (r *runner) write(ctx context.Context, snk Sink, n int, p *Page) error {
 
 // confirmed logs a confirmed page and reports progress.
 func (r *runner) confirmed(n int, rows int64) {
+	r.countPage(DirectionWrite, rows)
 	r.log.Debug("page confirmed", "page", n, "rows", rows, "rows_written", r.stats.RowsWritten)
 	if r.job.Progress != nil {
 		s := r.stats

@@ -176,16 +176,16 @@ type harness struct {
 	metrics   *runMetrics
 }
 
-// runMetrics records what the service counts, "status/reason" per run.
+// runMetrics records what the service counts, "pipeline:status/reason" per run.
 type runMetrics struct {
 	mu       sync.Mutex
 	finished []string
 }
 
-func (m *runMetrics) RunFinished(status, reason string) {
+func (m *runMetrics) RunFinished(pipeline, status, reason string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.finished = append(m.finished, status+"/"+reason)
+	m.finished = append(m.finished, pipeline+":"+status+"/"+reason)
 }
 
 func (m *runMetrics) counted() []string {

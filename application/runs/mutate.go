@@ -48,7 +48,7 @@ func (s *Service) Cancel(ctx context.Context, p Principal, id string) (rec *Reco
 			}
 			rec = got
 			if ok {
-				s.cancelledNow()
+				s.cancelledNow(rec.Name)
 				s.auditCancel(ctx, p, rec, from, "cancelled")
 				return strip(rec), true, nil
 			}
@@ -62,7 +62,7 @@ func (s *Service) Cancel(ctx context.Context, p Principal, id string) (rec *Reco
 				if ended {
 					// A sharded run none of whose shards was running ended with the cancel:
 					// no member settles it, so it is counted here.
-					s.cancelledNow()
+					s.cancelledNow(rec.Name)
 				}
 				if st == run.Sharded {
 					if now, err := s.deps.Store.Get(ctx, id); err == nil && run.Status(now.Status).Terminal() {
@@ -86,9 +86,9 @@ func (s *Service) Cancel(ctx context.Context, p Principal, id string) (rec *Reco
 }
 
 // cancelledNow counts a run this request's cancel ended (SPEC §10).
-func (s *Service) cancelledNow() {
+func (s *Service) cancelledNow(name string) {
 	if s.deps.Metrics != nil {
-		s.deps.Metrics.RunFinished(string(run.Cancelled), "cancelled")
+		s.deps.Metrics.RunFinished(name, string(run.Cancelled), "cancelled")
 	}
 }
 

@@ -39,7 +39,7 @@ func TestCancelQueuedOrPendingIsImmediate(t *testing.T) {
 			require.Equal(t, "cancelled", body["status"])
 			require.Equal(t, id, body["run_id"])
 
-			require.Equal(t, []string{"cancelled/cancelled"}, h.metrics.counted(), "the run this cancel ended is counted")
+			require.Equal(t, []string{"orders:cancelled/cancelled"}, h.metrics.counted(), "the run this cancel ended is counted")
 
 			e := h.store.lastAudit()
 			require.Equal(t, runs.ActionCancel, e.Action)
@@ -96,7 +96,7 @@ func TestCancelShardedThatEndsAtOnce(t *testing.T) {
 		noShardRunning, shardEndsAfterCancel bool
 		counted                              []string
 	}{
-		"no shard running":        {noShardRunning: true, counted: []string{"cancelled/cancelled"}},
+		"no shard running":        {noShardRunning: true, counted: []string{"orders:cancelled/cancelled"}},
 		"its last shard ended it": {shardEndsAfterCancel: true},
 	}
 	for name, tc := range cases {

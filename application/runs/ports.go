@@ -112,7 +112,8 @@ type Canceller interface {
 // sharded run — in sluice_serve_runs_total (SPEC §10). Runs that end while executing are
 // counted by the member that settles them.
 type Metrics interface {
-	RunFinished(status, reason string)
+	// RunFinished counts one ended run of pipeline (the run's name).
+	RunFinished(pipeline, status, reason string)
 }
 
 // Clock is the time source; tests pass a fake.

@@ -64,7 +64,7 @@ func poolCases() map[string]func(*testing.T, *env) {
 
 			b := &builder{ok: true}
 			failed := e.failUnserved(t, 5*time.Second, b.build)
-			require.Equal(t, []cluster.PoolTimedOut{{ID: old.ID, Pool: "gpu"}}, failed,
+			require.Equal(t, []cluster.PoolTimedOut{{ID: old.ID, Name: old.Name, Pool: "gpu"}}, failed,
 				"only the pending gpu run that waited 5 s: not the fresh one, not the running one, not the served pool")
 			r := e.get(t, old.ID)
 			require.Equal(t, "failed", r.Status)
@@ -92,7 +92,7 @@ func poolCases() map[string]func(*testing.T, *env) {
 			d := e.create(t, rec("d", createdAgo(time.Hour)))
 			require.Empty(t, e.failUnserved(t, 15*time.Second, nil), "unserved for 10 s only")
 			got := e.failUnserved(t, 5*time.Second, nil)
-			require.ElementsMatch(t, []cluster.PoolTimedOut{{ID: r.ID, Pool: "gpu"}, {ID: d.ID, Pool: "default"}}, got)
+			require.ElementsMatch(t, []cluster.PoolTimedOut{{ID: r.ID, Name: r.Name, Pool: "gpu"}, {ID: d.ID, Name: d.Name, Pool: "default"}}, got)
 		},
 		"a live member keeps its pools served; a draining one does not, until its lease runs out": func(t *testing.T, e *env) {
 			r := e.create(t, rec("g", inPool("gpu"), createdAgo(time.Hour)))
@@ -102,7 +102,7 @@ func poolCases() map[string]func(*testing.T, *env) {
 			require.Empty(t, e.failUnserved(t, time.Second, nil),
 				"a draining member serves nothing, but the pool counts as unserved from its lease expiry")
 			e.age(t, "m-gpu", poolTTL+10*time.Second)
-			require.Equal(t, []cluster.PoolTimedOut{{ID: r.ID, Pool: "gpu"}}, e.failUnserved(t, 5*time.Second, nil))
+			require.Equal(t, []cluster.PoolTimedOut{{ID: r.ID, Name: r.Name, Pool: "gpu"}}, e.failUnserved(t, 5*time.Second, nil))
 		},
 		"a clean stop starts the wait": func(t *testing.T, e *env) {
 			r := e.create(t, rec("g", inPool("gpu"), createdAgo(time.Hour)))
@@ -110,20 +110,20 @@ func poolCases() map[string]func(*testing.T, *env) {
 			require.NoError(t, e.s.MarkStopped(e.ctx, "m-gpu"))
 			require.Empty(t, e.failUnserved(t, 5*time.Second, nil), "stopped just now")
 			e.age(t, "m-gpu", 10*time.Second)
-			require.Equal(t, []cluster.PoolTimedOut{{ID: r.ID, Pool: "gpu"}}, e.failUnserved(t, 5*time.Second, nil))
+			require.Equal(t, []cluster.PoolTimedOut{{ID: r.ID, Name: r.Name, Pool: "gpu"}}, e.failUnserved(t, 5*time.Second, nil))
 		},
 		"a member without pool support serves the default pool only": func(t *testing.T, e *env) {
 			e.heartbeat(t, "legacy", nil, false)
 			d := e.create(t, rec("d", createdAgo(time.Hour)))
 			g := e.create(t, rec("g", inPool("gpu"), createdAgo(time.Hour)))
-			require.Equal(t, []cluster.PoolTimedOut{{ID: g.ID, Pool: "gpu"}}, e.failUnserved(t, time.Second, nil))
+			require.Equal(t, []cluster.PoolTimedOut{{ID: g.ID, Name: g.Name, Pool: "gpu"}}, e.failUnserved(t, time.Second, nil))
 			require.Equal(t, "pending", e.get(t, d.ID).Status)
 		},
 		"a queued run waits behind its sibling and is not failed": func(t *testing.T, e *env) {
 			first := e.create(t, rec("inc", inPool("gpu"), serial, createdAgo(time.Hour)))
 			queued := e.create(t, rec("inc", inPool("gpu"), serial, createdAgo(time.Hour)))
 			require.Equal(t, "queued", e.get(t, queued.ID).Status)
-			require.Equal(t, []cluster.PoolTimedOut{{ID: first.ID, Pool: "gpu"}}, e.failUnserved(t, time.Second, nil))
+			require.Equal(t, []cluster.PoolTimedOut{{ID: first.ID, Name: first.Name, Pool: "gpu"}}, e.failUnserved(t, time.Second, nil))
 			require.Equal(t, "pending", e.get(t, queued.ID).Status, "the failure promotes the queued sibling")
 		},
 		"the pending shards of a sharded run starve with its pool, and the run fails once": func(t *testing.T, e *env) {

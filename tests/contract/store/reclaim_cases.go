@@ -43,7 +43,7 @@ func reclaimCases() map[string]func(*testing.T, *env) {
 			require.NoError(t, err)
 			require.Empty(t, done, "an unexpired lease is left alone")
 
-			require.Equal(t, cluster.Reclaimed{ID: c.ID, Outcome: "requeued"}, e.reclaimUntil(t, c.ID, b.build))
+			require.Equal(t, cluster.Reclaimed{ID: c.ID, Name: c.Name, Outcome: "requeued"}, e.reclaimUntil(t, c.ID, b.build))
 			got := e.get(t, c.ID)
 			require.Equal(t, "pending", got.Status)
 			require.Equal(t, 1, got.Attempt)
@@ -57,7 +57,7 @@ func reclaimCases() map[string]func(*testing.T, *env) {
 			require.NoError(t, err)
 			require.Len(t, again, 1)
 			require.Equal(t, 2, again[0].Attempt)
-			require.Equal(t, cluster.Reclaimed{ID: c.ID, Outcome: "failed"}, e.reclaimUntil(t, c.ID, b.build))
+			require.Equal(t, cluster.Reclaimed{ID: c.ID, Name: c.Name, Outcome: "failed"}, e.reclaimUntil(t, c.ID, b.build))
 			got = e.get(t, c.ID)
 			require.Equal(t, "failed", got.Status)
 			require.Equal(t, "poisoned", got.ErrorCode)
@@ -91,7 +91,7 @@ func reclaimCases() map[string]func(*testing.T, *env) {
 			b := &builder{ok: true}
 			c := e.claimOne(t, "p", shortTTL)
 			e.requestCancel(t, c.ID)
-			require.Equal(t, cluster.Reclaimed{ID: c.ID, Outcome: "cancelled"}, e.reclaimUntil(t, c.ID, b.build))
+			require.Equal(t, cluster.Reclaimed{ID: c.ID, Name: c.Name, Outcome: "cancelled"}, e.reclaimUntil(t, c.ID, b.build))
 			got := e.get(t, c.ID)
 			require.Equal(t, "cancelled", got.Status)
 			require.False(t, got.FinishedAt.IsZero())
@@ -113,7 +113,7 @@ func reclaimCases() map[string]func(*testing.T, *env) {
 			require.Equal(t, []string{other.ID}, ids(got))
 			done, err := e.s.ReclaimOrphans(e.ctx, e.owner.InstanceID, nil)
 			require.NoError(t, err)
-			require.Equal(t, []cluster.Reclaimed{{ID: other.ID, Outcome: "requeued"}}, done)
+			require.Equal(t, []cluster.Reclaimed{{ID: other.ID, Name: other.Name, Outcome: "requeued"}}, done)
 			require.Equal(t, "running", e.get(t, mine.ID).Status)
 			require.Equal(t, "pending", e.get(t, other.ID).Status)
 		},

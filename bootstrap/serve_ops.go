@@ -1,0 +1,36 @@
+package bootstrap
+
+import (
+	"fmt"
+
+	"github.com/spf13/pflag"
+
+	"github.com/sluicehq/sluice/adapters/metrics"
+)
+
+// opsFlags are serve's operability flags (SPEC §14.6).
+type opsFlags struct {
+	maxPipelines int
+}
+
+// opsSettings are the validated operability settings.
+type opsSettings struct {
+	// MaxPipelines is --metrics-max-pipelines: distinct pipeline labels before the rest
+	// are exported as pipeline="_other".
+	MaxPipelines int
+}
+
+func (f *opsFlags) register(fs *pflag.FlagSet) {
+	fs.IntVar(&f.maxPipelines, "metrics-max-pipelines", metrics.DefaultMaxPipelines,
+		"distinct pipeline labels /metrics exports; later pipelines share pipeline=\""+metrics.OtherPipeline+"\"")
+}
+
+// settings validates the flags; each error names its flag.
+func (f *opsFlags) settings() (opsSettings, []error) {
+	var errs []error
+	if f.maxPipelines < 0 {
+		errs = append(errs, fmt.Errorf("invalid value for --metrics-max-pipelines: %d is negative (0 exports every pipeline as %q)",
+			f.maxPipelines, metrics.OtherPipeline))
+	}
+	return opsSettings{MaxPipelines: f.maxPipelines}, errs
+}
