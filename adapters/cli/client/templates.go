@@ -45,6 +45,7 @@ type TemplateRunRequest struct {
 	Labels         map[string]string `json:"labels,omitempty"`
 	IdempotencyKey string            `json:"idempotency_key,omitempty"`
 	RunKey         string            `json:"run_key,omitempty"`
+	Callback       *Callback         `json:"callback,omitempty"`
 }
 
 // RegisterTemplate registers a template or its next version (POST /v1/templates).
