@@ -23,6 +23,7 @@ func renderOpenAPI(version string, withMCP bool) []byte {
 			"title":       "sluice",
 			"version":     version,
 			"description": "The sluice control plane: submit pipeline runs, follow them, cancel, roll back and inspect them.",
+			"license":     obj{"name": "Apache-2.0", "identifier": "Apache-2.0"},
 		},
 		// A generated client points at its own server; this is the address serve listens
 		// on unless --listen says otherwise.
@@ -59,6 +60,10 @@ func annotate(ps obj) {
 		for method, op := range item.(obj) {
 			o := op.(obj)
 			m := strings.ToUpper(method)
+			// Every path answers another method with 405 and Allow (/mcp's own 405 aside).
+			if _, own := o["responses"].(obj)["405"]; !own {
+				addErrors(o, "method_not_allowed")
+			}
 			if openRoute(route) {
 				o["security"] = []any{}
 				continue
@@ -203,8 +208,12 @@ func paths() obj {
 		param("follow", "query", "1 streams new lines as server-sent events until the run ends", obj{"type": "string", "enum": []any{"0", "1", "true", "false"}}),
 	}, obj{"200": obj{"description": "one page, or with follow=1 an event stream: `line` events (id = seq, data = LogLine), then one `end` event (data = LogStreamEnd) or an `error` event (data = ErrorBody)",
 		"content": obj{
-			"application/json":  obj{"schema": ref("LogsResponse")},
-			"text/event-stream": obj{"schema": typ("string", "")},
+			"application/json": obj{"schema": ref("LogsResponse")},
+			// Each event's data is JSON: a line, the end, or an error (JSON Schema's
+			// contentSchema says so for a string-encoded body).
+			"text/event-stream": obj{"schema": obj{"type": "string", "description": "server-sent events",
+				"contentMediaType": "application/json",
+				"contentSchema":    obj{"oneOf": []any{ref("LogLine"), ref("LogStreamEnd"), ref("ErrorBody")}}}},
 		}}}, "invalid_body", "not_found", "history_unavailable")
 
 	return obj{

@@ -17,8 +17,13 @@ func mcpPaths() obj {
 		"propose_run (a change request, SPEC §9.5) needs only an operator or admin. " +
 		"A tool error carries the REST error body {\"error\": {code, message, details?}} as its text."
 	return obj{mcpRoute: obj{
-		"post":   post,
-		"get":    op("Open the MCP server-to-client stream (stateless servers answer 405)", nil, obj{"405": obj{"description": "this server keeps no MCP sessions"}}),
-		"delete": op("End an MCP session (stateless servers answer 405)", nil, obj{"405": obj{"description": "this server keeps no MCP sessions"}}),
+		"post": post,
+		"get": op("Open the MCP server-to-client stream (stateless servers answer 405)", nil, obj{
+			"200": obj{"description": "a server keeping MCP sessions streams its messages", "content": obj{
+				"text/event-stream": obj{"schema": typ("string", "server-sent events, each one MCPMessage")}}},
+			"405": obj{"description": "this server keeps no MCP sessions"}}),
+		"delete": op("End an MCP session (stateless servers answer 405)", nil, obj{
+			"204": obj{"description": "a server keeping MCP sessions ended the session"},
+			"405": obj{"description": "this server keeps no MCP sessions"}}),
 	}}
 }
