@@ -63,8 +63,12 @@ func (l Local) validate(cmd *cobra.Command, file string, o validateOptions) erro
 		return l.printed(stderr, ExitUsage, err)
 	}
 	res := validateJSON{Errors: []fieldError{}, Warnings: []string{}}
+	// A template may use ${backfill.start|end}: they resolve in a backfill run, so here
+	// they take the window of the day before, like `sluice backfill … --window P1D` would.
+	day := l.now().UTC().Truncate(24 * time.Hour)
 	cfg, err := l.Loader.Load(cmd.Context(), text, execute.LoadOptions{
 		BaseDir: baseDir, Params: values, Logical: l.now(), Zone: time.UTC,
+		Backfill: &execute.Window{Start: day.AddDate(0, 0, -1), End: day},
 	})
 	switch {
 	case err != nil && !isConfigError(err):
