@@ -36,3 +36,20 @@ func TestInitWritesARunnableProject(t *testing.T) {
 	require.Equal(t, 2, code, "init never overwrites")
 	require.Contains(t, stderr, "already has")
 }
+
+// ${backfill.start|end} resolve in a backfill run: validate accepts a template that uses
+// them; `run`, which is never a backfill, still says where they resolve.
+func TestValidateAcceptsBackfillDirectives(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "daily.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte("version: 1\nname: daily\npipeline:\n"+
+		"  source: {type: generate, config: {count: 1}}\n"+
+		"  sink: {type: file, config: {path: \"out-${backfill.start}-${backfill.end}.jsonl\"}}\n"), 0o600))
+	code, out, stderr := run(t, nil, "validate", cfg)
+	require.Equal(t, 0, code, stderr)
+	require.Equal(t, "ok\n", out)
+	code, _, stderr = run(t, nil, "run", cfg, "--data-dir", filepath.Join(dir, ".sluice"))
+	require.Equal(t, 2, code)
+	require.Contains(t, stderr, "${backfill.start} only resolves in a backfill run")
+}

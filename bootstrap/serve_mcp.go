@@ -12,6 +12,7 @@ import (
 	apihttp "github.com/sluicehq/sluice/adapters/http"
 	"github.com/sluicehq/sluice/adapters/mcp"
 	"github.com/sluicehq/sluice/adapters/store"
+	"github.com/sluicehq/sluice/application/approvals"
 	"github.com/sluicehq/sluice/application/runs"
 	"github.com/sluicehq/sluice/application/templates"
 )
@@ -43,7 +44,7 @@ func (f *mcpFlags) settings() (mcpSettings, error) {
 // errors go through the REST error table and its text through the REST redaction, so
 // an agent reads what a person would.
 func provideMCP(s *serveSettings, p *process, log *slog.Logger, svc *runs.Service, tpl *templates.Service,
-	reg *connectors.Registry, h *health, st *store.Store,
+	ap *approvals.Service, reg *connectors.Registry, h *health, st *store.Store,
 ) apihttp.MCPHandler {
 	if !s.MCP.Enabled {
 		return nil
@@ -51,6 +52,7 @@ func provideMCP(s *serveSettings, p *process, log *slog.Logger, svc *runs.Servic
 	return mcp.New(mcp.Config{AllowMutations: s.MCP.AllowMutations, Version: p.info.Version}, mcp.Deps{
 		Runs:       svc,
 		Templates:  tpl,
+		Approvals:  ap,
 		Connectors: reg,
 		Cluster:    clusterStatus{health: h, pending: st.PendingByPool},
 		Errors:     apihttp.Classify,

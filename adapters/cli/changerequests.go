@@ -29,7 +29,7 @@ func newCRList(f *runsFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List change requests, newest first",
-		Example: `  sluice change-requests list --status pending
+		Example: `  sluice change-requests list --status proposed
   sluice change-requests list -o name | head -1 | xargs sluice change-requests approve`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -44,11 +44,11 @@ func newCRList(f *runsFlags) *cobra.Command {
 			return f.printPage(cmd, crView(page, page.ChangeRequests...), "change requests", page.NextCursor)
 		},
 	}
-	cmd.Flags().StringVar(&status, "status", "", "only change requests in this status: pending, approved, rejected or expired")
+	cmd.Flags().StringVar(&status, "status", "", "only change requests in this status: proposed, approved, rejected or expired")
 	cmd.Flags().StringVar(&cursor, "cursor", "", "continue after a previous page")
 	cmd.Flags().IntVar(&limit, "limit", 0, "change requests per page (default: the server's)")
 	_ = cmd.RegisterFlagCompletionFunc("status", cobra.FixedCompletions(
-		[]string{"pending", "approved", "rejected", "expired"}, cobra.ShellCompDirectiveNoFileComp))
+		[]string{"proposed", "approved", "rejected", "expired"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 

@@ -315,3 +315,29 @@ func TestDirectiveRefusalSaysItIsResolvedOnTheServer(t *testing.T) {
 	require.Contains(t, stderr, "resolved on the server "+h.srv.URL)
 	require.Contains(t, stderr, "not in this shell")
 }
+
+func TestTemplatesFanout(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var body string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		body = string(b)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusAccepted)
+		_, _ = w.Write([]byte(`{"runs":[{"run_id":"r1","status":"pending"},{"error":{"code":"pool_override_denied","message":"no"}},{"run_id":"r3","status":"pending"}]}`))
+	}))
+	t.Cleanup(srv.Close)
+	env := map[string]string{"SLUICE_SERVER": srv.URL, "SLUICE_TOKEN": "t"}
+	code, out, _ := execIn(t, cli.RunsDeps{}, env, "templates", "fanout", "orders", "--param", "day=2026-12-01",
+		"--param", "region=eu,us,ap", "-o", "name")
+	require.Equal(t, cli.ExitFailure, code, "one refused entry fails the call")
+	require.Equal(t, "r1\nr3\n", out)
+	require.JSONEq(t, `{"runs":[{"params":{"day":"2026-12-01","region":"eu"}},{"params":{"day":"2026-12-01","region":"us"}},`+
+		`{"params":{"day":"2026-12-01","region":"ap"}}]}`, body)
+	code, _, stderr := execIn(t, cli.RunsDeps{}, env, "templates", "fanout", "orders", "--param", "a=1,2", "--param", "b=1,2,3")
+	require.Equal(t, cli.ExitUsage, code)
+	require.Contains(t, stderr, "invalid value for --param b")
+}

@@ -272,7 +272,17 @@ func newTemplatesFanout(f *runsFlags) *cobra.Command {
 			if err != nil {
 				return f.apiError(cmd, "fan out template "+args[0], err)
 			}
-			return f.print(cmd.OutOrStdout(), fanoutView(results))
+			if err := f.print(cmd.OutOrStdout(), fanoutView(results)); err != nil {
+				return err
+			}
+			// Each entry is decided alone; one refused entry makes the call a failure so
+			// scripts notice, while the runs that were created stay.
+			for _, r := range results {
+				if r.Error != nil {
+					return &ExitError{Code: ExitFailure, Err: fmt.Errorf("fan-out of %s: some entries were refused", args[0]), Printed: true}
+				}
+			}
+			return nil
 		},
 	}
 	cmd.Flags().StringArrayVar(&params, "param", nil, "param NAME=VALUE or NAME=V1,V2,… (repeatable)")

@@ -153,9 +153,10 @@ func principal(c *gin.Context) runs.Principal {
 	return pr
 }
 
-// openRoutes need no token (SPEC §2.2): probes and scrapers carry none.
+// openRoutes need no token (SPEC §2.2): probes and scrapers carry none, and the API
+// document is public so a client can be generated before anyone has a token (§14.7).
 func openRoute(route string) bool {
-	return route == "/livez" || route == "/readyz" || route == "/metrics"
+	return route == "/livez" || route == "/readyz" || route == "/metrics" || route == "/v1/openapi.json"
 }
 
 // authorize authenticates every /v1 request (matched or not, so unknown paths don't tell

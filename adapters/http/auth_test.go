@@ -39,13 +39,14 @@ func TestPermissionTable(t *testing.T) {
 	}
 	//                     runs  get shards logs config conn  oapi submit cancel rollb delete audit
 	want := map[string][]int{
-		"":            {u, u, u, u, u, u, u, u, u, u, u, u},
-		bad:           {u, u, u, u, u, u, u, u, u, u, u, u},
+		// The API document is open: a client is generated before anyone has a token.
+		"":            {u, u, u, u, u, u, ok, u, u, u, u, u},
+		bad:           {u, u, u, u, u, u, ok, u, u, u, u, u},
 		viewerToken:   {ok, ok, ok, ok, f, ok, ok, f, f, f, f, f},
 		operatorToken: {ok, ok, ok, ok, ok, ok, ok, ok, ok, ok, f, f},
 		adminToken:    {ok, ok, ok, ok, ok, ok, ok, ok, ok, ok, ok, ok},
-		tenantToken:   {ok, ok, ok, ok, f, f, f, f, f, f, f, f},
-		tenantOpToken: {ok, ok, ok, ok, f, f, f, f, ok, f, f, f},
+		tenantToken:   {ok, ok, ok, ok, f, f, ok, f, f, f, f, f},
+		tenantOpToken: {ok, ok, ok, ok, f, f, ok, f, ok, f, f, f},
 	}
 	for token, statuses := range want {
 		require.Len(t, statuses, len(routes))
@@ -105,8 +106,18 @@ func TestUnknownRoutes(t *testing.T) {
 	require.Equal(t, http.StatusNotFound, rec.Code)
 	code, _, _ := errorOf(t, rec)
 	require.Equal(t, "not_found", code)
+	// A known path with a wrong method is 405 with the allowed methods (after the token).
+	rec = e.do(t, http.MethodPut, "/v1/runs", "", nil)
+	require.Equal(t, http.StatusUnauthorized, rec.Code)
 	rec = e.do(t, http.MethodPut, "/v1/runs", adminToken, nil)
-	require.Equal(t, http.StatusNotFound, rec.Code)
+	require.Equal(t, http.StatusMethodNotAllowed, rec.Code)
+	require.Equal(t, "GET, POST", rec.Header().Get("Allow"))
+	code, msg, _ := errorOf(t, rec)
+	require.Equal(t, "method_not_allowed", code)
+	require.Contains(t, msg, "allowed: GET, POST")
+	rec = e.do(t, http.MethodPatch, "/v1/runs/r-1", adminToken, nil)
+	require.Equal(t, http.StatusMethodNotAllowed, rec.Code)
+	require.Equal(t, "GET, DELETE", rec.Header().Get("Allow"))
 	rec = e.do(t, http.MethodGet, "/nope", "", nil)
 	require.Equal(t, http.StatusNotFound, rec.Code)
 }

@@ -30,6 +30,7 @@ const (
 	codeUnauthorized        = "unauthorized"
 	codeForbidden           = "forbidden"
 	codeNotFound            = "not_found"
+	codeMethodNotAllowed    = "method_not_allowed"
 	codeIdempotencyConflict = "idempotency_conflict"
 	codeRunNotTerminal      = "run_not_terminal"
 	codeTemplateInUse       = "template_in_use"
@@ -65,6 +66,7 @@ func Codes() map[string]int {
 		codeUnauthorized:        http.StatusUnauthorized,
 		codeForbidden:           http.StatusForbidden,
 		codeNotFound:            http.StatusNotFound,
+		codeMethodNotAllowed:    http.StatusMethodNotAllowed,
 		codeIdempotencyConflict: http.StatusConflict,
 		codeRunNotTerminal:      http.StatusConflict,
 		codeTemplateInUse:       http.StatusConflict,

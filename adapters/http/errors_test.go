@@ -123,7 +123,8 @@ func TestCodesMatchTheSpecList(t *testing.T) {
 		require.Equal(t, status, got[code], code)
 	}
 	// The additions beyond the SPEC list are deliberate and few.
-	require.Len(t, got, len(want)+2)
+	require.Len(t, got, len(want)+3)
+	require.Equal(t, 405, got["method_not_allowed"])
 	require.Equal(t, 409, got["conflict"])
 	require.Equal(t, 500, got["internal"])
 }

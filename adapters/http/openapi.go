@@ -23,12 +23,18 @@ func renderOpenAPI(version string, withMCP bool) []byte {
 			"title":       "sluice",
 			"version":     version,
 			"description": "The sluice control plane: submit pipeline runs, follow them, cancel, roll back and inspect them.",
+			"license":     obj{"name": "Apache-2.0", "identifier": "Apache-2.0"},
 		},
+		// A generated client points at its own server; this is the address serve listens
+		// on unless --listen says otherwise.
+		"servers":  []any{obj{"url": "http://127.0.0.1:8080", "description": "sluice serve on its default --listen address"}},
+		"tags":     tags(),
 		"security": []any{obj{"bearer": []any{}}},
 		"paths":    merge(paths(), templatePaths(), schedulePaths(), changeRequestPaths()),
 		"components": obj{
-			"securitySchemes": obj{"bearer": obj{"type": "http", "scheme": "bearer"}},
-			"schemas":         merge(schemas(), scheduleSchemas()),
+			"securitySchemes": obj{"bearer": obj{"type": "http", "scheme": "bearer",
+				"description": "a token of --auth-token, --auth-config, or the one serve generates into <data-dir>/auth-token"}},
+			"schemas": merge(schemas(), scheduleSchemas(), templateSchemas(), changeRequestSchemas(), documentSchemas()),
 		},
 	}
 	if withMCP {
@@ -37,6 +43,8 @@ func renderOpenAPI(version string, withMCP bool) []byte {
 		}
 	}
 	annotate(doc["paths"].(obj))
+	nameOperations(doc["paths"].(obj))
+	addExamples(doc["paths"].(obj))
 	b, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
 		panic("openapi document does not encode: " + err.Error()) // static data; a test renders it
@@ -52,6 +60,10 @@ func annotate(ps obj) {
 		for method, op := range item.(obj) {
 			o := op.(obj)
 			m := strings.ToUpper(method)
+			// Every path answers another method with 405 and Allow (/mcp's own 405 aside).
+			if _, own := o["responses"].(obj)["405"]; !own {
+				addErrors(o, "method_not_allowed")
+			}
 			if openRoute(route) {
 				o["security"] = []any{}
 				continue
@@ -196,13 +208,16 @@ func paths() obj {
 		param("follow", "query", "1 streams new lines as server-sent events until the run ends", obj{"type": "string", "enum": []any{"0", "1", "true", "false"}}),
 	}, obj{"200": obj{"description": "one page, or with follow=1 an event stream: `line` events (id = seq, data = LogLine), then one `end` event (data = LogStreamEnd) or an `error` event (data = ErrorBody)",
 		"content": obj{
-			"application/json":  obj{"schema": ref("LogsResponse")},
-			"text/event-stream": obj{"schema": typ("string", "")},
+			"application/json": obj{"schema": ref("LogsResponse")},
+			// Each event's data is JSON: a line, the end, or an error (JSON Schema's
+			// contentSchema says so for a string-encoded body).
+			"text/event-stream": obj{"schema": obj{"type": "string", "description": "server-sent events",
+				"contentMediaType": "application/json",
+				"contentSchema":    obj{"oneOf": []any{ref("LogLine"), ref("LogStreamEnd"), ref("ErrorBody")}}}},
 		}}}, "invalid_body", "not_found", "history_unavailable")
 
 	return obj{
-		"/livez": obj{"get": op("Liveness probe", nil, obj{"200": jsonBody(obj{"type": "object",
-			"properties": obj{"status": typ("string", "")}}, "the process is alive")})},
+		"/livez": obj{"get": op("Liveness probe", nil, obj{"200": jsonBody(ref("Liveness"), "the process is alive")})},
 		"/readyz": obj{"get": op("Readiness probe", nil, obj{
 			"200": jsonBody(ref("Readiness"), "ready to take work"),
 			"503": jsonBody(ref("Readiness"), "the history is unreachable or the member is draining"),
@@ -237,8 +252,8 @@ func paths() obj {
 		}, obj{"200": jsonBody(ref("AuditResponse"), "one page, oldest first")}, "invalid_body", "history_unavailable")},
 		"/v1/connectors": obj{"get": op("List connectors with the JSON Schema of their config per role", nil,
 			obj{"200": jsonBody(ref("ConnectorsResponse"), "every registered connector")}, "invalid_body")},
-		"/v1/openapi.json": obj{"get": op("This document", nil,
-			obj{"200": jsonBody(typ("object", ""), "the OpenAPI 3.1 document")})},
+		"/v1/openapi.json": obj{"get": op("This document (no token needed)", nil,
+			obj{"200": jsonBody(ref("OpenAPIDocument"), "the OpenAPI 3.1 document")})},
 	}
 }
 

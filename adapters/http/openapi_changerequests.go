@@ -3,17 +3,7 @@ package http
 // changeRequestPaths documents the change-request routes (SPEC §9.5).
 func changeRequestPaths() obj {
 	id := param("id", "path", "the change request id", typ("string", ""))
-	cr := obj{"type": "object", "description": "a change request; the proposed request itself is never shown",
-		"properties": obj{
-			"id": typ("string", ""), "proposer": typ("string", "the principal who proposed it"),
-			"tenant": nullableType("string", ""), "name": typ("string", "the pipeline name the run will have"),
-			"pool":         typ("string", "the pool it was proposed with; approval keeps it"),
-			"trigger_kind": typ("string", "what proposed it: api, mcp, template, …"),
-			"status":       obj{"type": "string", "enum": []any{"proposed", "approved", "rejected", "expired"}},
-			"created_at":   timestamp(""), "expires_at": timestamp("7 days after created_at"),
-			"decided_by": nullableType("string", ""), "decided_at": nullable(timestamp("")),
-			"run_id": nullableType("string", "the run approval created"),
-		}}
+	cr := ref("ChangeRequest")
 	decide := func(summary string) obj {
 		return op(summary, []any{id}, obj{"200": jsonBody(cr, "the decided change request")},
 			"invalid_body", "not_found", "conflict", "history_unavailable")
@@ -23,13 +13,30 @@ func changeRequestPaths() obj {
 		"path_refused", "host_refused", "history_refused", "queue_full", "draining")
 	return obj{
 		"/v1/change-requests": obj{"get": op("List change requests, newest first", []any{
-			param("status", "query", "proposed, approved, rejected or expired", typ("string", "")),
+			param("status", "query", "only change requests in this status", obj{"type": "string", "enum": []any{"proposed", "approved", "rejected", "expired"}}),
 			param("limit", "query", "page size", obj{"type": "integer", "minimum": 1, "maximum": maxListLimit, "default": defaultListLimit}),
 			param("cursor", "query", "next_cursor of the previous page", typ("string", "")),
-		}, obj{"200": jsonBody(obj{"type": "object", "properties": obj{
-			"change_requests": obj{"type": "array", "items": cr}, "next_cursor": nullableType("string", ""),
-		}}, "one page")}, "invalid_body", "history_unavailable")},
+		}, obj{"200": jsonBody(ref("ChangeRequestList"), "one page")}, "invalid_body", "history_unavailable")},
 		"/v1/change-requests/{id}/approve": obj{"post": approve},
 		"/v1/change-requests/{id}/reject":  obj{"post": decide("Reject a change request; nothing runs")},
+	}
+}
+
+// changeRequestSchemas: a change request never shows the proposed request itself.
+func changeRequestSchemas() obj {
+	cr := obj{
+		"id": typ("string", ""), "proposer": typ("string", "the principal who proposed it"),
+		"tenant": nullableType("string", ""), "name": typ("string", "the pipeline name the run will have"),
+		"pool":         typ("string", "the pool it was proposed with; approval keeps it"),
+		"trigger_kind": typ("string", "what proposed it: api, mcp, template, …"),
+		"status":       obj{"type": "string", "enum": []any{"proposed", "approved", "rejected", "expired"}},
+		"created_at":   timestamp(""), "expires_at": timestamp("7 days after created_at"),
+		"decided_by": nullableType("string", ""), "decided_at": timestamp(""),
+		"run_id": nullableType("string", "the run approval created"),
+	}
+	list := obj{"change_requests": obj{"type": "array", "items": ref("ChangeRequest")}, "next_cursor": nullableType("string", "null on the last page")}
+	return obj{
+		"ChangeRequest":     closedObject(propNames(cr), cr),
+		"ChangeRequestList": closedObject(propNames(list), list),
 	}
 }

@@ -108,6 +108,9 @@ func New(cfg Config, deps Deps) http.Handler {
 	e.ContextWithFallback = true
 	e.Use(s.observe, s.recover, s.authorize, s.checkText, s.limitBody)
 	e.NoRoute(s.noRoute)
+	// A known path with another method answers 405 with Allow (gin sets it), not 404.
+	e.HandleMethodNotAllowed = true
+	e.NoMethod(s.noMethod)
 	s.routes(e)
 	s.doc = renderOpenAPI(cfg.Version, deps.MCP != nil)
 	return e
@@ -219,6 +222,11 @@ func (s *server) limitBody(c *gin.Context) {
 
 func (s *server) noRoute(c *gin.Context) {
 	s.fail(c, apiErrorf(http.StatusNotFound, codeNotFound, "no route %s %s", c.Request.Method, c.Request.URL.Path))
+}
+
+func (s *server) noMethod(c *gin.Context) {
+	s.fail(c, apiErrorf(http.StatusMethodNotAllowed, codeMethodNotAllowed, "%s is not allowed on %s; allowed: %s",
+		c.Request.Method, c.Request.URL.Path, c.Writer.Header().Get("Allow")))
 }
 
 func (s *server) livez(c *gin.Context) {

@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 
+	"github.com/sluicehq/sluice/application/approvals"
 	"github.com/sluicehq/sluice/application/runs"
 	"github.com/sluicehq/sluice/application/templates"
 	"github.com/sluicehq/sluice/domain/pipeline"
@@ -27,6 +28,12 @@ type TemplateService interface {
 	List(ctx context.Context, p runs.Principal) ([]*templates.View, error)
 	Get(ctx context.Context, p runs.Principal, id string) (*templates.View, error)
 	Run(ctx context.Context, p runs.Principal, id string, req templates.RunRequest) (runs.SubmitResult, error)
+}
+
+// ApprovalService is what the change-request tools need from application/approvals.
+type ApprovalService interface {
+	List(ctx context.Context, p runs.Principal, f approvals.Filter) ([]*approvals.ChangeRequest, error)
+	Get(ctx context.Context, p runs.Principal, id string) (*approvals.ChangeRequest, error)
 }
 
 // Connectors lists the registered connector specs.

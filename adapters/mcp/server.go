@@ -20,10 +20,11 @@ type Config struct {
 }
 
 // Deps are the ports the tools call. Runs and Errors are required; nil Templates,
-// Connectors or Cluster leave their tools out.
+// Approvals, Connectors or Cluster leave their tools out.
 type Deps struct {
 	Runs       RunService
 	Templates  TemplateService
+	Approvals  ApprovalService
 	Connectors Connectors
 	Cluster    Cluster
 	Errors     Classifier
@@ -86,6 +87,9 @@ func (s *Server) server(p runs.Principal) *sdk.Server {
 	})
 	t := tools{s: s, p: p}
 	t.addReadTools(srv)
+	if s.deps.Approvals != nil && p.Tenant == "" {
+		t.addChangeRequestTools(srv)
+	}
 	if mayPropose(p) {
 		t.addProposeTool(srv)
 	}
@@ -107,6 +111,8 @@ func (s *Server) mayMutate(p runs.Principal) bool {
 
 const instructions = "sluice runs data pipelines (source -> sink). Check a config with validate_config, " +
 	"start it with run_pipeline (or a registered template with run_template), then poll get_run until its " +
-	"status is completed, failed or cancelled; get_run_logs shows what it logged. Tool errors are JSON " +
+	"status is completed, failed or cancelled; get_run_logs shows what it logged. propose_run makes a change " +
+	"request instead: poll get_change_request until decided, then follow its run_id. Runs have the REST " +
+	"shape of GET /v1/runs/{id}. Tool errors are JSON " +
 	`{"error": {"code", "message", "details"}} with the same codes as the REST API; details.errors lists ` +
 	"config errors with their paths."

@@ -38,13 +38,13 @@ type runTemplateArgs struct {
 	TemplateID     string            `json:"template_id" jsonschema:"the template id (see list_templates)"`
 	Params         map[string]string `json:"params,omitempty" jsonschema:"values of the template's params, by name (see get_template)"`
 	Pool           string            `json:"pool,omitempty" jsonschema:"the pool, when the template allows overriding it"`
-	Labels         map[string]string `json:"labels,omitempty"`
-	IdempotencyKey string            `json:"idempotency_key,omitempty"`
-	RunKey         string            `json:"run_key,omitempty"`
+	Labels         map[string]string `json:"labels,omitempty" jsonschema:"labels to find the run by later"`
+	IdempotencyKey string            `json:"idempotency_key,omitempty" jsonschema:"retrying with the same key answers the same run instead of starting another"`
+	RunKey         string            `json:"run_key,omitempty" jsonschema:"a unique key per pipeline: a second run with the same key answers the existing run"`
 }
 
 type cancelAnswer struct {
-	Run runView `json:"run"`
+	Run runView `json:"run" jsonschema:"the run, in the shape of GET /v1/runs/{id}"`
 	// Immediate mirrors the REST 200/202 distinction.
 	Immediate bool `json:"immediate" jsonschema:"true when the run ended at once (or had already ended); false when a running run was signalled and will stop shortly: poll get_run"`
 }
@@ -52,20 +52,21 @@ type cancelAnswer struct {
 // addProposeTool offers propose_run to operators and admins, with or without
 // --mcp-allow-mutations.
 func (t tools) addProposeTool(srv *sdk.Server) {
-	sdk.AddTool(srv, &sdk.Tool{Name: "propose_run",
+	addTool(srv, &sdk.Tool{Name: "propose_run", Annotations: writes(false, false, false),
 		Description: "Propose a pipeline run as a change request; it runs only after another operator approves it " +
-			"(POST /v1/change-requests/{id}/approve)."}, t.proposePipeline)
+			"(POST /v1/change-requests/{id}/approve); follow it with get_change_request."}, t.proposePipeline)
 }
 
 func (t tools) addMutatingTools(srv *sdk.Server) {
-	sdk.AddTool(srv, &sdk.Tool{Name: "run_pipeline",
+	// A run writes to its sink (possibly overwriting) and reaches the systems its
+	// connectors name; with the same idempotency_key a retry answers the same run.
+	addTool(srv, &sdk.Tool{Name: "run_pipeline", Annotations: writes(true, false, true),
 		Description: "Start a pipeline run from a config. Returns its run_id at once; poll get_run until terminal."}, t.runPipeline)
 	if t.s.deps.Templates != nil {
-		sdk.AddTool(srv, &sdk.Tool{Name: "run_template",
+		addTool(srv, &sdk.Tool{Name: "run_template", Annotations: writes(true, false, true),
 			Description: "Start a run of a registered template's newest version with params."}, t.runTemplate)
 	}
-	destructive := true
-	sdk.AddTool(srv, &sdk.Tool{Name: "cancel_run", Annotations: &sdk.ToolAnnotations{DestructiveHint: &destructive},
+	addTool(srv, &sdk.Tool{Name: "cancel_run", Annotations: writes(true, true, false),
 		Description: "Cancel a queued, pending or running run. A running run stops at its next page boundary."}, t.cancelRun)
 }
 

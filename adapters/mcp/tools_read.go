@@ -15,8 +15,6 @@ type tools struct {
 	p runs.Principal
 }
 
-func readOnly() *sdk.ToolAnnotations { return &sdk.ToolAnnotations{ReadOnlyHint: true} }
-
 // List limits, the service's, so MCP and REST refuse the same values.
 const (
 	defaultListLimit = runs.DefaultListLimit
@@ -30,12 +28,12 @@ type runIDArgs struct {
 }
 
 type runAnswer struct {
-	Run      runView `json:"run"`
+	Run      runView `json:"run" jsonschema:"the run, in the shape of GET /v1/runs/{id}"`
 	Terminal bool    `json:"terminal" jsonschema:"true once the status is final (completed, failed, cancelled): stop polling"`
 }
 
 type listRunsArgs struct {
-	Status []string          `json:"status,omitempty" jsonschema:"only runs in these statuses (pending, queued, running, sharded, completed, failed, cancelled)"`
+	Status []runStatus       `json:"status,omitempty" jsonschema:"only runs in these statuses"`
 	Name   string            `json:"name,omitempty" jsonschema:"only runs of this pipeline name"`
 	Pool   string            `json:"pool,omitempty" jsonschema:"only runs of this pool"`
 	RunKey string            `json:"run_key,omitempty" jsonschema:"only the run with this run key"`
@@ -56,15 +54,15 @@ type logsArgs struct {
 }
 
 type logLine struct {
-	Seq     int64          `json:"seq"`
-	At      string         `json:"at"`
-	Level   string         `json:"level"`
-	Message string         `json:"message"`
-	Attrs   map[string]any `json:"attrs,omitempty"`
+	Seq     int64          `json:"seq" jsonschema:"the line's sequence number"`
+	At      string         `json:"at" jsonschema:"when it was logged"`
+	Level   string         `json:"level" jsonschema:"INFO, WARN or ERROR"`
+	Message string         `json:"message" jsonschema:"the message, secrets masked"`
+	Attrs   map[string]any `json:"attrs,omitempty" jsonschema:"the line's attributes"`
 }
 
 type logsAnswer struct {
-	Lines []logLine `json:"lines"`
+	Lines []logLine `json:"lines" jsonschema:"the lines, oldest first"`
 	Next  int64     `json:"next" jsonschema:"pass as after to continue"`
 	Done  bool      `json:"done" jsonschema:"true when the run is final and every line was returned"`
 }
@@ -77,15 +75,15 @@ type validateArgs struct {
 
 type fieldError struct {
 	Path    string `json:"path" jsonschema:"where in the config, e.g. source.config.table"`
-	Message string `json:"message"`
-	Line    int    `json:"line,omitempty"`
-	Column  int    `json:"column,omitempty"`
+	Message string `json:"message" jsonschema:"what is wrong there"`
+	Line    int    `json:"line,omitempty" jsonschema:"the line in the config text"`
+	Column  int    `json:"column,omitempty" jsonschema:"the column in the config text"`
 }
 
 type validateAnswer struct {
-	Valid    bool         `json:"valid"`
+	Valid    bool         `json:"valid" jsonschema:"true when a submission would be accepted"`
 	Code     string       `json:"code,omitempty" jsonschema:"the REST error code when invalid (invalid_config, invalid_params, directive_refused, pool_unserved, ...)"`
-	Message  string       `json:"message,omitempty"`
+	Message  string       `json:"message,omitempty" jsonschema:"the REST error message when invalid"`
 	Errors   []fieldError `json:"errors" jsonschema:"every error with its path"`
 	Warnings []string     `json:"warnings" jsonschema:"settings a run ignores"`
 }
@@ -97,34 +95,34 @@ type templateArgs struct {
 }
 
 type templatesAnswer struct {
-	Templates []templateView `json:"templates"`
+	Templates []templateView `json:"templates" jsonschema:"newest version of each template"`
 }
 
 type connectorsAnswer struct {
-	Connectors []connectorView `json:"connectors"`
+	Connectors []connectorView `json:"connectors" jsonschema:"every connector a config can use"`
 }
 
 func (t tools) addReadTools(srv *sdk.Server) {
-	sdk.AddTool(srv, &sdk.Tool{Name: "get_run", Annotations: readOnly(),
+	addTool(srv, &sdk.Tool{Name: "get_run", Annotations: readOnly(),
 		Description: "Get a run's status, stats and error. Poll it after run_pipeline until terminal is true."}, t.getRun)
-	sdk.AddTool(srv, &sdk.Tool{Name: "list_runs", Annotations: readOnly(),
+	addTool(srv, &sdk.Tool{Name: "list_runs", Annotations: readOnly(),
 		Description: "List runs, newest first, with optional filters; page with cursor."}, t.listRuns)
-	sdk.AddTool(srv, &sdk.Tool{Name: "get_run_logs", Annotations: readOnly(),
+	addTool(srv, &sdk.Tool{Name: "get_run_logs", Annotations: readOnly(),
 		Description: "Read a run's persisted log lines (INFO and up); continue with after=next until done."}, t.runLogs)
-	sdk.AddTool(srv, &sdk.Tool{Name: "validate_config", Annotations: readOnly(),
+	addTool(srv, &sdk.Tool{Name: "validate_config", Annotations: readOnly(),
 		Description: "Check a pipeline config as a submission would, without running it; lists every error with its path."}, t.validate)
 	if t.s.deps.Templates != nil {
-		sdk.AddTool(srv, &sdk.Tool{Name: "list_templates", Annotations: readOnly(),
+		addTool(srv, &sdk.Tool{Name: "list_templates", Annotations: readOnly(),
 			Description: "List the registered templates (newest versions) with their params."}, t.listTemplates)
-		sdk.AddTool(srv, &sdk.Tool{Name: "get_template", Annotations: readOnly(),
+		addTool(srv, &sdk.Tool{Name: "get_template", Annotations: readOnly(),
 			Description: "Get one template's settings and the params run_template accepts."}, t.getTemplate)
 	}
 	if t.s.deps.Connectors != nil {
-		sdk.AddTool(srv, &sdk.Tool{Name: "list_connectors", Annotations: readOnly(),
+		addTool(srv, &sdk.Tool{Name: "list_connectors", Annotations: readOnly(),
 			Description: "List the connectors a config can use, with the JSON Schema of each one's config."}, t.listConnectors)
 	}
 	if t.s.deps.Cluster != nil {
-		sdk.AddTool(srv, &sdk.Tool{Name: "cluster_status", Annotations: readOnly(),
+		addTool(srv, &sdk.Tool{Name: "cluster_status", Annotations: readOnly(),
 			Description: "Show the live members, their pools and the pending runs per pool."}, t.clusterStatus)
 	}
 }
@@ -149,12 +147,14 @@ func (t tools) listRuns(ctx context.Context, _ *sdk.CallToolRequest, in listRuns
 	if limit < 1 || limit > maxListLimit {
 		return nil, listRunsAnswer{}, badArgument("limit", "must be between 1 and 500")
 	}
+	statuses := make([]string, 0, len(in.Status))
 	for _, st := range in.Status {
-		if _, err := run.ParseStatus(st); err != nil {
+		if _, err := run.ParseStatus(string(st)); err != nil {
 			return nil, listRunsAnswer{}, badArgument("status", err.Error())
 		}
+		statuses = append(statuses, string(st))
 	}
-	page, err := t.s.deps.Runs.List(ctx, t.p, runs.Filter{Status: in.Status, Name: in.Name, Pool: in.Pool,
+	page, err := t.s.deps.Runs.List(ctx, t.p, runs.Filter{Status: statuses, Name: in.Name, Pool: in.Pool,
 		RunKey: in.RunKey, Labels: in.Labels, Limit: limit, Cursor: in.Cursor})
 	if err != nil {
 		return nil, listRunsAnswer{}, t.s.fail(ctx, "list_runs", err)

@@ -3,7 +3,6 @@ package mcp
 import (
 	"cmp"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/sluicehq/sluice/application/runs"
@@ -11,62 +10,10 @@ import (
 	"github.com/sluicehq/sluice/domain/pipeline"
 )
 
-// runView is a run as the tools show it: the fields of the REST run resource (SPEC §2.9),
-// never the config. Times are RFC 3339 UTC, "" when not reached yet.
-type runView struct {
-	RunID       string            `json:"run_id"`
-	Name        string            `json:"name"`
-	Status      string            `json:"status" jsonschema:"pending, queued, running, sharded, completed, failed or cancelled"`
-	Pool        string            `json:"pool"`
-	Tenant      string            `json:"tenant,omitempty"`
-	Labels      map[string]string `json:"labels"`
-	TriggerKind string            `json:"trigger_kind"`
-	RunKey      string            `json:"run_key,omitempty"`
-	RunDate     string            `json:"run_date"`
-	Attempt     int               `json:"attempt"`
-	MaxAttempts int               `json:"max_attempts"`
-	Owner       string            `json:"owner,omitempty" jsonschema:"instance id of the member running it"`
-	CreatedAt   string            `json:"created_at,omitempty"`
-	StartedAt   string            `json:"started_at,omitempty"`
-	FinishedAt  string            `json:"finished_at,omitempty"`
-	Stats       statsView         `json:"stats"`
-	Error       *runErrorView     `json:"error,omitempty" jsonschema:"why the run failed; absent unless it failed"`
-	Template    string            `json:"template,omitempty" jsonschema:"id@version of the template it materializes"`
-}
+// runView is a run as REST shows it (SPEC §14.7: one run shape on every transport).
+type runView = runs.View
 
-type statsView struct {
-	RowsRead    int64 `json:"rows_read"`
-	RowsWritten int64 `json:"rows_written"`
-	Pages       int64 `json:"pages"`
-	Bytes       int64 `json:"bytes"`
-	ElapsedMS   int64 `json:"elapsed_ms"`
-}
-
-type runErrorView struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
-}
-
-func toRunView(r *runs.Record, redact func(string) string) runView {
-	out := runView{
-		RunID: r.ID, Name: r.Name, Status: r.Status, Pool: r.Pool, Tenant: r.Tenant, Labels: r.Labels,
-		TriggerKind: r.TriggerKind, RunKey: r.RunKey, RunDate: r.RunDate, Attempt: r.Attempt,
-		MaxAttempts: r.MaxAttempts, Owner: r.Owner, CreatedAt: stamp(r.CreatedAt),
-		StartedAt: stamp(r.StartedAt), FinishedAt: stamp(r.FinishedAt),
-		Stats: statsView{RowsRead: r.Stats.RowsRead, RowsWritten: r.Stats.RowsWritten, Pages: r.Stats.Pages,
-			Bytes: r.Stats.Bytes, ElapsedMS: r.Stats.ElapsedMS},
-	}
-	if out.Labels == nil {
-		out.Labels = map[string]string{}
-	}
-	if r.ErrorCode != "" {
-		out.Error = &runErrorView{Code: r.ErrorCode, Message: redact(r.ErrorMessage)}
-	}
-	if r.TemplateID != "" {
-		out.Template = r.TemplateID + "@" + strconv.Itoa(r.TemplateVersion)
-	}
-	return out
-}
+func toRunView(r *runs.Record, redact func(string) string) runView { return runs.NewView(r, redact) }
 
 func stamp(t time.Time) string {
 	if t.IsZero() {
@@ -77,19 +24,19 @@ func stamp(t time.Time) string {
 
 // templateView is a template's settings and params, never its config.
 type templateView struct {
-	ID      string      `json:"id"`
-	Version int         `json:"version"`
-	Pool    string      `json:"pool,omitempty"`
+	ID      string      `json:"id" jsonschema:"the template id, for run_template"`
+	Version int         `json:"version" jsonschema:"the newest version"`
+	Pool    string      `json:"pool,omitempty" jsonschema:"the pool its runs execute in, when set"`
 	Params  []paramView `json:"params" jsonschema:"the params run_template accepts"`
 }
 
 type paramView struct {
-	Name        string `json:"name"`
+	Name        string `json:"name" jsonschema:"the param's name, a key of params"`
 	Type        string `json:"type" jsonschema:"string, int, float, bool, date (YYYY-MM-DD) or datetime (RFC 3339)"`
-	Required    bool   `json:"required"`
+	Required    bool   `json:"required" jsonschema:"whether a run must pass it"`
 	Default     any    `json:"default,omitempty" jsonschema:"the value used when the param is not passed (never shown for secret params)"`
-	Secret      bool   `json:"secret"`
-	Description string `json:"description,omitempty"`
+	Secret      bool   `json:"secret" jsonschema:"whether its value is sealed and never shown"`
+	Description string `json:"description,omitempty" jsonschema:"what the param means"`
 	Enum        []any  `json:"enum,omitempty" jsonschema:"the only values the param accepts"`
 	Pattern     string `json:"pattern,omitempty" jsonschema:"an RE2 expression the whole value must match"`
 	Min         any    `json:"min,omitempty" jsonschema:"the smallest value accepted (numbers, dates, datetimes)"`

@@ -369,6 +369,13 @@ func TestDTOsMatchTheOpenAPIDocument(t *testing.T) {
 		"ScheduleRequest": client.ScheduleRequest{}, "Schedule": client.Schedule{}, "Tick": client.Tick{},
 		"TicksResponse": client.TicksResponse{}, "BackfillRequest": client.BackfillRequest{},
 		"BackfillRun": client.BackfillRun{}, "BackfillResponse": client.BackfillResponse{},
+		"Shard": client.Shard{}, "KeyRange": client.KeyRange{}, "ShardsResponse": client.ShardsResponse{},
+		"ChangeRequest": client.ChangeRequest{}, "ChangeRequestList": client.ChangeRequestList{},
+		"AuditEntry": client.AuditEntry{}, "AuditResponse": client.AuditPage{}, "Readiness": client.Readiness{},
+		"Cluster": client.ClusterState{}, "Member": client.Member{}, "Template": client.Template{},
+		"TemplateParam": client.TemplateParam{}, "TemplateRequest": client.TemplateRequest{},
+		"TemplateRunRequest": client.TemplateRunRequest{}, "FanoutRequest": client.FanoutRequest{},
+		"FanoutEntry": client.FanoutRun{}, "FanoutResult": client.FanoutResult{},
 	} {
 		s, ok := doc.Components.Schemas[schema]
 		require.True(t, ok, "the document has no schema %s", schema)

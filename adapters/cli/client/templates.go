@@ -24,6 +24,11 @@ type TemplateParam struct {
 	Default     any    `json:"default"`
 	Secret      bool   `json:"secret"`
 	Description string `json:"description"`
+	Enum        []any  `json:"enum,omitempty"`
+	Pattern     string `json:"pattern,omitempty"`
+	Min         any    `json:"min,omitempty"`
+	Max         any    `json:"max,omitempty"`
+	MaxLength   int    `json:"max_length,omitempty"`
 }
 
 // Template is a template as the API shows it (never its config).
@@ -45,6 +50,7 @@ type TemplateRunRequest struct {
 	Labels         map[string]string `json:"labels,omitempty"`
 	IdempotencyKey string            `json:"idempotency_key,omitempty"`
 	RunKey         string            `json:"run_key,omitempty"`
+	Callback       *Callback         `json:"callback,omitempty"`
 }
 
 // RegisterTemplate registers a template or its next version (POST /v1/templates).
