@@ -112,7 +112,7 @@ func confinedStates(stores *statepg.Stores, r execute.Reach) cluster.StateOpener
 				if err := r.Host(ctx, key, pc.Host, pc.Port); err != nil {
 					return nil, err
 				}
-				db := reach.PostgresDatabase(pc.Host, pc.Port, pc.Database, pc.RuntimeParams["search_path"])
+				db := reach.PostgresDatabase(pc.Host, pc.Port, pc.Database, reach.SearchPath(pc.RuntimeParams))
 				if err := r.Database(ctx, key, db); err != nil {
 					return nil, err
 				}

@@ -106,7 +106,7 @@ func (c *Confinement) historyTarget(ctx context.Context, history string) (string
 		if err != nil {
 			return "", errors.New("--history: cannot parse the PostgreSQL URL")
 		}
-		c.history = reach.PostgresDatabase(pc.Host, pc.Port, pc.Database, pc.RuntimeParams["search_path"])
+		c.history = reach.PostgresDatabase(pc.Host, pc.Port, pc.Database, reach.SearchPath(pc.RuntimeParams))
 		c.history.Addrs = c.lookup(ctx, c.history.Host)
 		return "", nil
 	}

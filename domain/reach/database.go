@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -108,4 +109,19 @@ func PostgresDatabase(host string, port uint16, name, searchPath string, extra .
 		}
 	}
 	return db
+}
+
+// optionsSearchPath finds search_path settings inside a libpq options parameter
+// ("-c search_path=a,b", "-csearch_path=a", "--search_path=a").
+var optionsSearchPath = regexp.MustCompile(`search_path\s*=\s*(\S+)`)
+
+// SearchPath is every schema a PostgreSQL connection's runtime parameters put on its
+// search_path: the search_path parameter and any set through options, comma-joined, so
+// a connection cannot hide the history's schema in options.
+func SearchPath(params map[string]string) string {
+	parts := []string{params["search_path"]}
+	for _, m := range optionsSearchPath.FindAllStringSubmatch(params["options"], -1) {
+		parts = append(parts, strings.ReplaceAll(m[1], `\,`, ","))
+	}
+	return strings.Join(parts, ",")
 }

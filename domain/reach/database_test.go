@@ -42,3 +42,22 @@ func TestCheckHistory(t *testing.T) {
 	require.ErrorIs(t, reach.CheckHistory("k", pub, reach.Database{Host: "10.0.0.9", Port: 5432, Addrs: []netip.Addr{netip.MustParseAddr("10.0.0.9")}, Name: "sluice"}), reach.ErrHistoryRefused)
 	require.NoError(t, reach.CheckHistory("k", reach.Database{}, pub), "no postgres history, nothing to refuse")
 }
+
+// A schema set through libpq's options parameter counts like search_path, so a sink
+// cannot hide the history's schema there.
+func TestSearchPathIncludesOptions(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		params map[string]string
+		want   []string
+	}{
+		{map[string]string{}, []string{"public"}},
+		{map[string]string{"search_path": `"hist", public`}, []string{"hist", "public"}},
+		{map[string]string{"options": "-c search_path=hist"}, []string{"hist"}},
+		{map[string]string{"options": "-csearch_path=a\\,hist -c statement_timeout=5"}, []string{"a", "hist"}},
+		{map[string]string{"search_path": "x", "options": "--search_path=hist"}, []string{"x", "hist"}},
+	} {
+		db := reach.PostgresDatabase("h", 5432, "d", reach.SearchPath(tc.params))
+		require.Equal(t, tc.want, db.Schemas, "%v", tc.params)
+	}
+}

@@ -213,6 +213,11 @@ func TestConfinementRefusesAtSubmit(t *testing.T) {
 						fmt.Sprintf(`{type: postgres, config: {connection_url: %q, table_name: %s.sluice_audit, write_mode: overwrite}}`,
 							strings.Replace(withoutSearchPath(t, c.history), "127.0.0.1", "localhost", 1), schema)),
 						"history_refused", "pipeline.sink.config.connection_url", "--allow-host"},
+					struct{ name, config, code, key, flag string }{"postgres sink with the history's schema in options", pipelineYAML("pg-audit-wipe-3",
+						`{type: generate, config: {count: 1}}`,
+						fmt.Sprintf(`{type: postgres, config: {connection_url: %q, table_name: sluice_audit, write_mode: overwrite}}`,
+							withoutSearchPath(t, c.history)+"&options="+url.QueryEscape("-c search_path="+schema))),
+						"history_refused", "pipeline.sink.config.connection_url", "--allow-host"},
 				)
 			}
 			before := c.state(t)

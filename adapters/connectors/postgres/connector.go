@@ -146,7 +146,7 @@ func connect(ctx context.Context, r execute.Reach, raw string, schemas ...string
 		return nil, sc, errors.New("connection_url is not a valid PostgreSQL URL")
 	}
 	reach := execute.ReachOf(r)
-	target := domainreach.PostgresDatabase(c.Host, c.Port, c.Database, c.RuntimeParams["search_path"], schemas...)
+	target := domainreach.PostgresDatabase(c.Host, c.Port, c.Database, domainreach.SearchPath(c.RuntimeParams), schemas...)
 	if err := reach.Database(ctx, "connection_url", target); err != nil {
 		return nil, sc, err
 	}
@@ -235,6 +235,6 @@ func (*Connector) Targets(role pipeline.Role, c map[string]any) []execute.Target
 			schemas = []string{o.table.schema, o.watermark.schema}
 		}
 	}
-	db := domainreach.PostgresDatabase(pc.Host, pc.Port, pc.Database, pc.RuntimeParams["search_path"], schemas...)
+	db := domainreach.PostgresDatabase(pc.Host, pc.Port, pc.Database, domainreach.SearchPath(pc.RuntimeParams), schemas...)
 	return []execute.Target{{Key: "connection_url", Host: pc.Host, Port: pc.Port, Database: &db}}
 }
