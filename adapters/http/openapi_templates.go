@@ -13,11 +13,11 @@ func templatePaths() obj {
 	}
 	runCodes := []string{"invalid_body", "body_too_large", "not_found", "invalid_config", "directive_refused",
 		"pool_unserved", "pool_override_denied", "vault_key_required", "state_format_refused",
-		"idempotency_conflict", "run_deleted", "queue_full", "draining", "history_unavailable"}
+		"secret_param_misplaced", "secret_params_refused", "idempotency_conflict", "run_deleted", "queue_full", "draining", "history_unavailable"}
 
 	register := op("Register a template, or the next version of an existing id", nil,
 		obj{"201": jsonBody(object("the template: id, version, pool, pool_override, tenants, params"), "registered")},
-		"invalid_body", "body_too_large", "invalid_config", "history_unavailable")
+		"invalid_body", "body_too_large", "invalid_config", "secret_param_misplaced", "history_unavailable")
 	register["requestBody"] = obj{"required": true, "content": obj{"application/json": obj{"schema": object(
 		"{id, config, pool?, pool_override?: true | [pools], tenants?: [names] | \"*\"}")}}}
 
