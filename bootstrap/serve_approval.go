@@ -21,7 +21,7 @@ const (
 )
 
 func registerApproval(fs *pflag.FlagSet, v *string) {
-	fs.StringVar(v, "require-approval", approvalNone, "none, or run: every run request from a person or an agent becomes a change request another operator must approve (needs --auth-config with two operator/admin principals)")
+	fs.StringVar(v, "require-approval", approvalNone, "none, or run: every run request from a person or an agent (a backfill: one for all its windows) becomes a change request another operator must approve; secret params are then refused (needs --auth-config with two operator/admin principals)")
 }
 
 // checkApproval validates --require-approval against the principals: a second person

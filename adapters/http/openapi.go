@@ -187,7 +187,8 @@ func paths() obj {
 		"202": jsonBody(ref("SubmitResponse"), "the run was created; under --require-approval run the answer is {change_request_id, status: proposed} instead"),
 		"200": jsonBody(ref("SubmitResponse"), "an existing run answers (idempotent replay or run_key); replayed is true"),
 	}, "invalid_body", "body_too_large", "invalid_config", "invalid_params", "directive_refused", "pool_unserved",
-		"state_format_refused", "path_refused", "host_refused", "history_refused", "idempotency_conflict", "run_deleted", "queue_full", "draining", "history_unavailable")
+		"state_format_refused", "path_refused", "host_refused", "history_refused", "secret_param_misplaced", "secret_params_refused",
+		"idempotency_conflict", "run_deleted", "queue_full", "draining", "history_unavailable")
 	submit["requestBody"] = obj{"required": true, "content": obj{
 		"application/json": obj{"schema": ref("SubmitRequest")},
 		"application/yaml": obj{"schema": typ("string", "the pipeline config itself")},

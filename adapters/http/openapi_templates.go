@@ -12,12 +12,12 @@ func templatePaths() obj {
 	}
 	runCodes := []string{"invalid_body", "body_too_large", "not_found", "invalid_config", "invalid_params", "directive_refused",
 		"pool_unserved", "pool_override_denied", "vault_key_required", "state_format_refused",
-		"path_refused", "host_refused", "history_refused",
+		"path_refused", "host_refused", "history_refused", "secret_param_misplaced", "secret_params_refused",
 		"idempotency_conflict", "run_deleted", "queue_full", "draining", "history_unavailable"}
 
 	register := op("Register a template, or the next version of an existing id", nil,
 		obj{"201": jsonBody(ref("Template"), "registered")},
-		"invalid_body", "body_too_large", "invalid_config", "history_unavailable")
+		"invalid_body", "body_too_large", "invalid_config", "secret_param_misplaced", "history_unavailable")
 	register["requestBody"] = obj{"required": true, "content": obj{"application/json": obj{"schema": ref("TemplateRequest"),
 		"example": obj{"id": "orders-export", "config": "version: 1\nname: orders-export\nparams:\n  day: {type: string, required: true}\n" +
 			"pipeline:\n  source: {type: file, config: {path: orders.csv}}\n  sink: {type: file, config: {path: \"orders-${param.day}.jsonl\"}}\n",

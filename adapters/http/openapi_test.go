@@ -68,7 +68,8 @@ func TestOpenAPIAnnotatesPermissionsAndErrors(t *testing.T) {
 	require.Equal(t, true, op("/v1/runs/{id}/logs", "get")["x-sluice-tenant"])
 	require.Equal(t, []any{}, op("/readyz", "get")["security"], "open routes need no token")
 	submit := op("/v1/runs", "post")["responses"].(map[string]any)
-	require.Equal(t, []any{"directive_refused", "history_refused", "host_refused", "invalid_config", "invalid_params", "path_refused", "pool_unserved", "state_format_refused"}, submit["422"].(map[string]any)["x-sluice-codes"])
+	require.Equal(t, []any{"directive_refused", "history_refused", "host_refused", "invalid_config", "invalid_params", "path_refused", "pool_unserved",
+		"secret_param_misplaced", "secret_params_refused", "state_format_refused"}, submit["422"].(map[string]any)["x-sluice-codes"])
 	require.Contains(t, submit["429"].(map[string]any)["headers"], "Retry-After")
 	require.Contains(t, submit, "401")
 	require.Contains(t, submit, "403")

@@ -12,8 +12,9 @@ const ActionProposed = "change_request.proposed"
 
 // mustPropose says whether a request becomes a change request (SPEC §9.5): always when
 // it asks to, and under --require-approval run for every request a person or an agent
-// makes. Schedules and backfills were set up by someone already and run directly; an
-// approval is the decision itself.
+// makes. Schedules were set up by an admin and run directly; an approval is the decision
+// itself; a backfill's windows come from a backfill that was proposed whole
+// (scheduling.Service.Backfill) and are created only once it is approved.
 func (s *Service) mustPropose(req SubmitRequest) bool {
 	if req.Propose {
 		return true

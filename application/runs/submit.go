@@ -23,7 +23,9 @@ const maxIdempotencyKeyLen = run.MaxRunKeyLen
 // gets the same checks. In order:
 //
 //  1. a draining server refuses (ErrDraining); the principal may submit for the tenant
-//     (ErrForbidden); the request fields are well formed (ErrInvalidRequest);
+//     (ErrForbidden); no secret param reaches name, labels, run_key or pool
+//     (*pipeline.SecretMisplacedError); the request fields are well formed
+//     (ErrInvalidRequest);
 //  2. the config loads with the network's restrictions on directives (refusals and
 //     config errors pass through with their paths), and a sharded config can run
 //     sharded (*pipeline.ShardRefusedError); name, pool (request → config →
@@ -31,7 +33,9 @@ const maxIdempotencyKeyLen = run.MaxRunKeyLen
 //     older release must be able to run it (*StateFormatRefusedError,
 //     *PoolsUnsupportedError);
 //  3. the callback passes the address policy for every resolved address
-//     (*CallbackRefusedError); the queue has room (ErrQueueFull);
+//     (*CallbackRefusedError); the queue has room (ErrQueueFull); a request that must
+//     be proposed (SPEC §9.5) becomes a change request here, unless it carries secret
+//     params (ErrSecretParamsRefused);
 //  4. the run is stored pending (the store makes it queued behind an active sibling of a
 //     serial pipeline) with its RAW config text — directives unresolved, because the
 //     member that claims it resolves them with its own environment — together with its

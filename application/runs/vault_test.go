@@ -180,8 +180,11 @@ func TestCallbackSettingsAreSealed(t *testing.T) {
 	require.NotContains(t, rec.Callback.Sealed, "hooks.example.com")
 
 	in := runs.CallbackInput{RunID: rec.ID, Name: "orders", Status: "completed", Callback: rec.Callback}
-	url, _, ok := runs.CallbackBuilderFor(sealer)(in)
+	url, payload, ok := runs.CallbackBuilderFor(sealer)(in)
 	require.True(t, ok)
+	require.Equal(t, runs.SealedOutboxURL, url, "the outbox row is sealed too (SPEC §14.1)")
+	url, _, err = runs.OpenOutbox(context.Background(), sealer, rec.ID, url, payload)
+	require.NoError(t, err)
 	require.Equal(t, "https://hooks.example.com/done?sig=abc123", url)
 
 	in.RunID = "another-run"

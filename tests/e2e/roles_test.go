@@ -5,7 +5,9 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -239,6 +241,29 @@ pipeline:
 		for _, clear := range []string{cbPassword, "hookuser", "/hook", "callbacks-private", id} {
 			require.NotContains(t, r[1], clear, "the payload is sealed")
 		}
+	}
+	// A sealed row is opened by the member that delivers it: a live receiver gets the
+	// real payload, with the URL's credentials as Basic auth.
+	got := make(chan string, 1)
+	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if user, pw, ok := r.BasicAuth(); ok && user == "hookuser" && pw == cbPassword {
+			raw, _ := io.ReadAll(r.Body)
+			select {
+			case got <- string(raw):
+			default:
+			}
+		}
+	}))
+	defer recv.Close()
+	live := strings.Replace(recv.URL, "http://", "http://hookuser:"+cbPassword+"@", 1) + "/hook"
+	id = a.submit(t, map[string]any{"config": generateConfig("callbacks-live", filepath.Join(dir, "cb2.db"), 3, 0, 3, ""),
+		"callback": map[string]any{"url": live}})
+	select {
+	case body := <-got:
+		require.Contains(t, body, `"run_id":"`+id+`"`)
+		require.Contains(t, body, `"name":"callbacks-live"`)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the sealed callback was not delivered")
 	}
 	a.stop(t)
 
