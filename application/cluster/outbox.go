@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strconv"
 	"time"
 )
 
@@ -127,9 +128,14 @@ func (m *Member) sendBatch() (full bool) {
 	return len(items) == outboxBatch
 }
 
+// DeliveryID names the callback in X-Sluice-Delivery: its run (a UUID, unique across
+// histories) and its outbox row, so every retry carries the same id and no two
+// callbacks share one.
+func (it OutboxItem) DeliveryID() string { return it.RunID + "." + strconv.FormatInt(it.ID, 10) }
+
 func (m *Member) send(it OutboxItem) {
 	ctx, cancel := context.WithTimeout(m.root, CallbackTimeout)
-	status, err := m.deps.Deliverer.Deliver(ctx, it.URL, it.Payload)
+	status, err := m.deps.Deliverer.Deliver(ctx, it.DeliveryID(), it.URL, it.Payload)
 	cancel()
 	if m.root.Err() != nil {
 		return // stopping: the claim's lease expires and another sender takes it
