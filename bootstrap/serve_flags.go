@@ -82,7 +82,7 @@ func (f *serveFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.killSecs, "shutdown-kill-secs", DefaultShutdownKill, "after the grace, how long to wait for runs to stop before abandoning them")
 	fs.IntVar(&f.retainSecs, "retain-terminal-runs-secs", DefaultRetainTerminal, "terminal runs older than this are purged with their logs, and schedule ticks but the newest of each schedule")
 	fs.IntVar(&f.idemSecs, "idempotency-retention-secs", DefaultIdemRetention, "how long idempotency keys are kept")
-	fs.StringVar(&f.callbackSecret, "callback-secret", "", "HMAC key signing completion callbacks in X-Sluice-Signature (default: none, unsigned)")
+	fs.StringVar(&f.callbackSecret, "callback-secret", "", "HMAC key signing completion callbacks: X-Sluice-Signature is sha256=HMAC(key, TIMESTAMP.DELIVERY.BODY) of the X-Sluice-Timestamp and X-Sluice-Delivery headers (default: none, unsigned)")
 	fs.StringSliceVar(&f.callbackAllowHosts, "callback-allow-host", nil, "host, address or CIDR that callbacks may reach despite the metadata/link-local block; connectors follow --allow-host, where the block always holds (repeatable; default: none)")
 	fs.StringSliceVar(&f.fileDirs, "allow-file-dir", nil, "directory ${file:} directives of submitted configs may read (repeatable; default none)")
 	fs.StringVar(&f.timezone, "timezone", "UTC", "IANA zone of run_date, e.g. Europe/Berlin")

@@ -3,6 +3,7 @@ package bootstrap_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -250,6 +251,13 @@ func TestMCPBadConfigReadsLikeREST(t *testing.T) {
 	}
 	require.NotEmpty(t, restPaths)
 	require.Equal(t, restPaths, paths)
+
+	// The 18 KB of lists nested 9,000 deep is refused from its text (SPEC §14.3).
+	deep := "version: 1\nname: deep\npipeline: " + strings.Repeat("[", 9000) + strings.Repeat("]", 9000) + "\n"
+	valid, isErr = call(t, cs, "validate_config", map[string]any{"config": deep})
+	require.False(t, isErr)
+	require.Equal(t, false, valid["valid"])
+	require.Contains(t, fmt.Sprint(valid["errors"]), "nests deeper than 64 levels")
 }
 
 func TestServeRefusesMutationsWithoutMCP(t *testing.T) {

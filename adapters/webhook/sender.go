@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -23,8 +24,16 @@ import (
 // The member sends callbacks through cluster.Deliverer.
 var _ cluster.Deliverer = (*Sender)(nil)
 
-// SignatureHeader carries "sha256=<hex HMAC-SHA256 of the body>" when a secret is set.
-const SignatureHeader = "X-Sluice-Signature"
+// The headers of a callback (SPEC §2.5, §14.3). SignatureHeader carries
+// "sha256=<hex HMAC-SHA256 of TIMESTAMP.DELIVERY.BODY>" when a secret is set; the
+// timestamp (Unix seconds, taken at each attempt) and the delivery id (the same for every
+// retry of one callback) travel in their own headers, so a receiver verifies all three
+// and drops a delivery it saw or one older than its window (5 minutes in the README).
+const (
+	SignatureHeader = "X-Sluice-Signature"
+	DeliveryHeader  = "X-Sluice-Delivery"
+	TimestampHeader = "X-Sluice-Timestamp"
+)
 
 // DefaultTimeout bounds one delivery attempt when Config.Timeout is zero.
 const DefaultTimeout = cluster.CallbackTimeout
@@ -50,6 +59,8 @@ type Config struct {
 	Timeout time.Duration
 	// Resolver resolves callback hosts; nil means net.DefaultResolver.
 	Resolver Resolver
+	// Now stamps X-Sluice-Timestamp; nil means time.Now.
+	Now func() time.Time
 }
 
 // Sender delivers callbacks. It is safe for concurrent use.
@@ -58,6 +69,7 @@ type Sender struct {
 	policy   callback.Policy
 	timeout  time.Duration
 	resolver Resolver
+	now      func() time.Time
 	client   *http.Client
 }
 
@@ -76,6 +88,10 @@ func New(cfg Config) (*Sender, error) {
 		policy:   policy,
 		timeout:  cfg.Timeout,
 		resolver: cfg.Resolver,
+		now:      cfg.Now,
+	}
+	if s.now == nil {
+		s.now = time.Now
 	}
 	if s.timeout == 0 {
 		s.timeout = DefaultTimeout
@@ -106,7 +122,7 @@ func New(cfg Config) (*Sender, error) {
 // addresses is refused by policy and nothing was sent; any other error (resolution,
 // connection, timeout) is worth retrying. Errors never carry the URL's credentials or
 // query.
-func (s *Sender) Deliver(ctx context.Context, rawURL string, body []byte) (int, error) {
+func (s *Sender) Deliver(ctx context.Context, delivery, rawURL string, body []byte) (int, error) {
 	if _, err := s.policy.CheckURL(rawURL); err != nil {
 		return 0, undeliverable(err)
 	}
@@ -118,8 +134,11 @@ func (s *Sender) Deliver(ctx context.Context, rawURL string, body []byte) (int, 
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "sluice-callback")
+	ts := strconv.FormatInt(s.now().Unix(), 10)
+	req.Header.Set(DeliveryHeader, delivery)
+	req.Header.Set(TimestampHeader, ts)
 	if len(s.secret) > 0 {
-		req.Header.Set(SignatureHeader, Signature(s.secret, body))
+		req.Header.Set(SignatureHeader, Signature(s.secret, ts, delivery, body))
 	}
 	resp, err := s.client.Do(req)
 	if err != nil {
@@ -133,10 +152,12 @@ func (s *Sender) Deliver(ctx context.Context, rawURL string, body []byte) (int, 
 // CloseIdleConnections closes kept-alive connections (on shutdown).
 func (s *Sender) CloseIdleConnections() { s.client.CloseIdleConnections() }
 
-// Signature is the value of SignatureHeader for body under secret:
-// "sha256=" + hex(HMAC-SHA256(secret, body)).
-func Signature(secret, body []byte) string {
+// Signature is the value of SignatureHeader under secret:
+// "sha256=" + hex(HMAC-SHA256(secret, timestamp + "." + delivery + "." + body)). Signing
+// the timestamp and the id is what stops a captured delivery from verifying forever.
+func Signature(secret []byte, timestamp, delivery string, body []byte) string {
 	mac := hmac.New(sha256.New, secret)
+	mac.Write([]byte(timestamp + "." + delivery + "."))
 	mac.Write(body)
 	return "sha256=" + hex.EncodeToString(mac.Sum(nil))
 }

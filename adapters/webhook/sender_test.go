@@ -63,6 +63,7 @@ func addrs(ss ...string) []netip.Addr {
 // received is one request as the receiver saw it.
 type received struct {
 	method, path, host, contentType, signature string
+	delivery, timestamp                        string
 	hasSignature                               bool
 	body                                       []byte
 }
@@ -85,6 +86,7 @@ func newReceiver(t *testing.T, status int) *receiver {
 		rc.got = append(rc.got, received{
 			method: r.Method, path: r.URL.Path, host: r.Host,
 			contentType: r.Header.Get("Content-Type"), signature: r.Header.Get(webhook.SignatureHeader),
+			delivery: r.Header.Get(webhook.DeliveryHeader), timestamp: r.Header.Get(webhook.TimestampHeader),
 			hasSignature: has, body: b,
 		})
 		rc.mu.Unlock()
@@ -124,10 +126,11 @@ func requireRefused(t *testing.T, err error) {
 func TestSignedPost(t *testing.T) {
 	t.Parallel()
 	rc := newReceiver(t, http.StatusOK)
-	s := newSender(t, webhook.Config{Secret: "s3cret"})
+	at := time.Unix(1_800_000_000, 0)
+	s := newSender(t, webhook.Config{Secret: "s3cret", Now: func() time.Time { return at }})
 	body := []byte(`{"run_id":"r1","status":"completed"}`)
 
-	status, err := s.Deliver(context.Background(), rc.srv.URL+"/hook", body)
+	status, err := s.Deliver(context.Background(), "delivery-1", rc.srv.URL+"/hook", body)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, status)
 
@@ -137,18 +140,23 @@ func TestSignedPost(t *testing.T) {
 	require.Equal(t, "/hook", got[0].path)
 	require.Equal(t, "application/json", got[0].contentType)
 	require.Equal(t, body, got[0].body)
+	require.Equal(t, "delivery-1", got[0].delivery)
+	require.Equal(t, "1800000000", got[0].timestamp)
+	// The signature covers timestamp.delivery.body (SPEC §14.3), not the body alone: a
+	// captured body cannot be replayed under another timestamp or id.
 	mac := hmac.New(sha256.New, []byte("s3cret"))
+	mac.Write([]byte("1800000000.delivery-1."))
 	mac.Write(body)
 	want := "sha256=" + hex.EncodeToString(mac.Sum(nil))
 	require.Equal(t, want, got[0].signature)
-	require.Equal(t, want, webhook.Signature([]byte("s3cret"), body))
+	require.Equal(t, want, webhook.Signature([]byte("s3cret"), "1800000000", "delivery-1", body))
 }
 
 func TestUnsignedWithoutSecret(t *testing.T) {
 	t.Parallel()
 	rc := newReceiver(t, http.StatusNoContent)
 	s := newSender(t, webhook.Config{})
-	status, err := s.Deliver(context.Background(), rc.srv.URL, []byte(`{}`))
+	status, err := s.Deliver(context.Background(), "delivery-1", rc.srv.URL, []byte(`{}`))
 	require.NoError(t, err)
 	require.Equal(t, http.StatusNoContent, status)
 	got := rc.requests()
@@ -161,7 +169,7 @@ func TestStatusIsReturned(t *testing.T) {
 	for _, code := range []int{200, 201, 204, 400, 404, 408, 410, 429, 500, 502, 503} {
 		rc := newReceiver(t, code)
 		s := newSender(t, webhook.Config{})
-		status, err := s.Deliver(context.Background(), rc.srv.URL, []byte(`{}`))
+		status, err := s.Deliver(context.Background(), "delivery-1", rc.srv.URL, []byte(`{}`))
 		require.NoErrorf(t, err, "status %d", code)
 		require.Equal(t, code, status)
 	}
@@ -172,7 +180,7 @@ func TestRedirectIsNotFollowed(t *testing.T) {
 	for _, code := range []int{301, 302, 307, 308} {
 		rc := newReceiver(t, code)
 		s := newSender(t, webhook.Config{Secret: "k"})
-		status, err := s.Deliver(context.Background(), rc.srv.URL+"/hook", []byte(`{}`))
+		status, err := s.Deliver(context.Background(), "delivery-1", rc.srv.URL+"/hook", []byte(`{}`))
 		require.NoError(t, err)
 		require.Equal(t, code, status)
 		got := rc.requests()
@@ -203,7 +211,7 @@ func TestRefusedURLsSendNothing(t *testing.T) {
 		"hooks.example.com/x",
 		"",
 	} {
-		_, err := s.Deliver(context.Background(), u, []byte(`{}`))
+		_, err := s.Deliver(context.Background(), "delivery-1", u, []byte(`{}`))
 		requireRefused(t, err)
 	}
 	require.Empty(t, rc.requests())
@@ -222,7 +230,7 @@ func TestResolvedLinkLocalIsRefused(t *testing.T) {
 	}}
 	s := newSender(t, webhook.Config{Resolver: res})
 	for host := range res.answers {
-		_, err := s.Deliver(context.Background(), "http://"+host+":"+rc.port+"/", []byte(`{}`))
+		_, err := s.Deliver(context.Background(), "delivery-1", "http://"+host+":"+rc.port+"/", []byte(`{}`))
 		requireRefused(t, err)
 		require.Contains(t, err.Error(), host)
 	}
@@ -234,7 +242,7 @@ func TestResolvedPrivateAndLoopbackAreAllowed(t *testing.T) {
 	rc := newReceiver(t, http.StatusAccepted)
 	res := &fakeResolver{answers: map[string][]netip.Addr{"hooks.test": addrs("127.0.0.1")}}
 	s := newSender(t, webhook.Config{Resolver: res})
-	status, err := s.Deliver(context.Background(), "http://hooks.test:"+rc.port+"/x", []byte(`{}`))
+	status, err := s.Deliver(context.Background(), "delivery-1", "http://hooks.test:"+rc.port+"/x", []byte(`{}`))
 	require.NoError(t, err)
 	require.Equal(t, http.StatusAccepted, status)
 	got := rc.requests()
@@ -249,7 +257,7 @@ func TestEachDeliveryChecksTheCurrentAnswer(t *testing.T) {
 	res := &fakeResolver{answers: map[string][]netip.Addr{"rebind.test": addrs("127.0.0.1")}}
 	s := newSender(t, webhook.Config{Resolver: res})
 	u := "http://rebind.test:" + rc.port + "/"
-	status, err := s.Deliver(context.Background(), u, []byte(`{}`))
+	status, err := s.Deliver(context.Background(), "delivery-1", u, []byte(`{}`))
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, status)
 
@@ -257,7 +265,7 @@ func TestEachDeliveryChecksTheCurrentAnswer(t *testing.T) {
 	res.mu.Lock()
 	res.answers["rebind.test"] = addrs("169.254.169.254")
 	res.mu.Unlock()
-	_, err = s.Deliver(context.Background(), u, []byte(`{}`))
+	_, err = s.Deliver(context.Background(), "delivery-1", u, []byte(`{}`))
 	requireRefused(t, err)
 	require.Len(t, rc.requests(), 1)
 }
@@ -267,13 +275,13 @@ func TestAllowHostsLiftTheRefusal(t *testing.T) {
 	rc := newReceiver(t, http.StatusOK)
 	res := &fakeResolver{answers: map[string][]netip.Addr{"metadata.google.internal": addrs("127.0.0.1")}}
 	s := newSender(t, webhook.Config{Resolver: res, AllowHosts: []string{"metadata.google.internal"}})
-	status, err := s.Deliver(context.Background(), "http://metadata.google.internal:"+rc.port+"/", []byte(`{}`))
+	status, err := s.Deliver(context.Background(), "delivery-1", "http://metadata.google.internal:"+rc.port+"/", []byte(`{}`))
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, status)
 	require.Len(t, rc.requests(), 1)
 
 	// Another metadata name stays refused.
-	_, err = s.Deliver(context.Background(), "http://metadata:"+rc.port+"/", []byte(`{}`))
+	_, err = s.Deliver(context.Background(), "delivery-1", "http://metadata:"+rc.port+"/", []byte(`{}`))
 	requireRefused(t, err)
 }
 
@@ -290,7 +298,7 @@ func TestTimeout(t *testing.T) {
 	t.Cleanup(func() { close(release) })
 	s := newSender(t, webhook.Config{Timeout: 100 * time.Millisecond})
 	start := time.Now()
-	_, err := s.Deliver(context.Background(), srv.URL, []byte(`{}`))
+	_, err := s.Deliver(context.Background(), "delivery-1", srv.URL, []byte(`{}`))
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	require.NotErrorIs(t, err, cluster.ErrUndeliverable, "a timeout is retried")
 	require.Less(t, time.Since(start), 5*time.Second)
@@ -302,7 +310,7 @@ func TestCallerCancellation(t *testing.T) {
 	s := newSender(t, webhook.Config{})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := s.Deliver(ctx, rc.srv.URL, []byte(`{}`))
+	_, err := s.Deliver(ctx, "delivery-1", rc.srv.URL, []byte(`{}`))
 	require.ErrorIs(t, err, context.Canceled)
 	require.Empty(t, rc.requests())
 }
@@ -315,7 +323,7 @@ func TestResolutionFailureIsRetryable(t *testing.T) {
 		"failing":   {err: errors.New("resolver down")},
 	} {
 		s := newSender(t, webhook.Config{Resolver: res})
-		_, err := s.Deliver(context.Background(), "http://hooks.test:9/", []byte(`{}`))
+		_, err := s.Deliver(context.Background(), "delivery-1", "http://hooks.test:9/", []byte(`{}`))
 		require.Errorf(t, err, name)
 		require.NotErrorIsf(t, err, cluster.ErrUndeliverable, name)
 		require.Containsf(t, err.Error(), "hooks.test", name)
@@ -325,13 +333,13 @@ func TestResolutionFailureIsRetryable(t *testing.T) {
 func TestErrorsCarryNoCredentials(t *testing.T) {
 	t.Parallel()
 	s := newSender(t, webhook.Config{Resolver: &fakeResolver{err: errors.New("resolver down")}})
-	_, err := s.Deliver(context.Background(), "http://alice:pa55word@hooks.test:9/x?token=t0ps3cret", []byte(`{}`))
+	_, err := s.Deliver(context.Background(), "delivery-1", "http://alice:pa55word@hooks.test:9/x?token=t0ps3cret", []byte(`{}`))
 	require.Error(t, err)
 	require.NotContains(t, err.Error(), "pa55word")
 	require.NotContains(t, err.Error(), "alice")
 	require.NotContains(t, err.Error(), "t0ps3cret")
 
-	_, err = s.Deliver(context.Background(), "http://alice:pa55word@169.254.169.254/?token=t0ps3cret", []byte(`{}`))
+	_, err = s.Deliver(context.Background(), "delivery-1", "http://alice:pa55word@169.254.169.254/?token=t0ps3cret", []byte(`{}`))
 	requireRefused(t, err)
 	require.NotContains(t, err.Error(), "pa55word")
 	require.NotContains(t, err.Error(), "t0ps3cret")
@@ -349,8 +357,8 @@ func TestNewRefusesBadConfig(t *testing.T) {
 
 func TestSignatureIsHexHMAC(t *testing.T) {
 	t.Parallel()
-	// RFC 4231 test case 2.
-	got := webhook.Signature([]byte("Jefe"), []byte("what do ya want for nothing?"))
-	require.Equal(t, "sha256=5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843", got)
+	// 32 bytes of HMAC-SHA256, hex-encoded, behind the scheme name.
+	got := webhook.Signature([]byte("Jefe"), "what do ya", "want for", []byte("nothing?"))
+	require.Len(t, got, len("sha256=")+64)
 	require.True(t, strings.HasPrefix(got, "sha256="))
 }

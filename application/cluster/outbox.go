@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strconv"
 	"time"
 
 	"github.com/sluicehq/sluice/application/runs"
@@ -129,6 +130,11 @@ func (m *Member) sendBatch() (full bool) {
 	return len(items) == outboxBatch
 }
 
+// DeliveryID names the callback in X-Sluice-Delivery: its run (a UUID, unique across
+// histories) and its outbox row, so every retry carries the same id and no two
+// callbacks share one.
+func (it OutboxItem) DeliveryID() string { return it.RunID + "." + strconv.FormatInt(it.ID, 10) }
+
 // send delivers one callback. A sealed row (SPEC §14.1) is opened here, in memory only;
 // one that does not open (no key, another key) is retried like a failed delivery, since
 // a member with the key may take it next.
@@ -137,7 +143,7 @@ func (m *Member) send(it OutboxItem) {
 	status := 0
 	if err == nil {
 		ctx, cancel := context.WithTimeout(m.root, CallbackTimeout)
-		status, err = m.deps.Deliverer.Deliver(ctx, dest, payload)
+		status, err = m.deps.Deliverer.Deliver(ctx, it.DeliveryID(), dest, payload)
 		cancel()
 	}
 	if m.root.Err() != nil {

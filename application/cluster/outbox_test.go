@@ -111,9 +111,9 @@ type fakeDeliverer struct {
 	answers map[string]func() (int, error)
 }
 
-func (d fakeDeliverer) Deliver(ctx context.Context, u string, body []byte) (int, error) {
-	if _, ok := ctx.Deadline(); !ok || len(body) == 0 {
-		return 0, errors.New("no deadline or empty body")
+func (d fakeDeliverer) Deliver(ctx context.Context, delivery, u string, body []byte) (int, error) {
+	if _, ok := ctx.Deadline(); !ok || len(body) == 0 || delivery == "" {
+		return 0, errors.New("no deadline, empty body or no delivery id")
 	}
 	return d.answers[u]()
 }

@@ -152,7 +152,7 @@ type OutboxStore interface {
 	OutboxRetry(ctx context.Context, id int64, next time.Time, lastErr string) error
 }
 
-// OutboxItem is one callback to send.
+// OutboxItem is one callback to send. Its DeliveryID is stable across retries.
 type OutboxItem struct {
 	ID        int64
 	RunID     string
@@ -229,12 +229,14 @@ type Runner interface {
 // than the history (state.type postgres). Nil refuses such configs with config_error.
 type StateOpener func(ctx context.Context, st pipeline.State) (execute.StateStore, error)
 
-// Deliverer POSTs one callback body to url and answers the HTTP status. The adapter signs
-// the body and checks the address policy on every resolved address at send time; an
+// Deliverer POSTs one callback body to url and answers the HTTP status. delivery is the
+// callback's id, the same for every retry of it, so a receiver can drop a replay (SPEC
+// §14.3); the adapter signs it with a timestamp and the body, and checks the address
+// policy on every resolved address at send time; an
 // address the policy refuses is reported as an error wrapping ErrUndeliverable, which
 // ends the callback without retries.
 type Deliverer interface {
-	Deliver(ctx context.Context, url string, body []byte) (status int, err error)
+	Deliver(ctx context.Context, delivery, url string, body []byte) (status int, err error)
 }
 
 // ErrUndeliverable marks a callback that can never be delivered (its address is refused

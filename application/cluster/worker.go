@@ -249,7 +249,7 @@ func (m *Member) stopped(e *execution, p Progress) (res result, ok bool) {
 
 func (m *Member) failed(code run.ErrorCode, msg string, p Progress) result {
 	return result{act: actFinish, stats: p, outcome: Outcome{
-		Status: string(run.Failed), ErrorCode: string(code), ErrorMessage: m.redact(msg), Stats: p}}
+		Status: string(run.Failed), ErrorCode: string(code), ErrorMessage: run.ClipError(m.redact(msg)), Stats: p}}
 }
 
 // codeOf reads the run error code an error carries, or fallback, and the message with

@@ -344,3 +344,25 @@ func TestQueueLimitIsExactUnderConcurrentSubmits(t *testing.T) {
 		require.LessOrEqual(t, int(accepted.Load()), 100+len(page.Runs)-waiting, "only runs that left the queue made room")
 	}, "--max-queued-runs", "100", "--max-concurrent-runs", "1")
 }
+
+// TestLongErrorsAreStoredClipped: a file source with a 900 KB path fails, and the run's
+// stored error is at most 4 KiB with a truncation marker (it used to be the whole 900 KB,
+// in every list answer that showed the run).
+func TestLongErrorsAreStoredClipped(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s := startServe(t, filepath.Join(dir, "data"), nil)
+	path := filepath.Join(dir, strings.Repeat("p", 900_000)+".csv")
+	id := s.submit(t, map[string]any{"config": `version: 1
+name: longpath
+pipeline:
+  source: { type: file, config: { path: "` + path + `" } }
+  sink:
+    type: sqlite
+    config: { connection_url: "sqlite:` + filepath.Join(dir, "dst.db") + `", table_name: rows, write_mode: append, create_table: true }
+`})
+	r := s.waitStatus(t, id, "failed", 30*time.Second)
+	require.NotNil(t, r.Error)
+	require.LessOrEqual(t, len(r.Error.Message), 4096)
+	require.Regexp(t, `… \[truncated: \d+ bytes\]$`, r.Error.Message)
+}

@@ -1,16 +1,19 @@
 package e2e_test
 
 import (
+	"bytes"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -307,28 +310,37 @@ func TestServePostgresHistorySurvivesRestart(t *testing.T) {
 	s.stop(t)
 }
 
-// (g) A completion callback reaches a loopback receiver, signed with --callback-secret.
+// (g) A completion callback reaches a loopback receiver, signed with --callback-secret
+// over timestamp.delivery.body; the receiver of the README accepts it once, and refuses
+// the captured request replayed (same delivery id) or presented more than 5 minutes
+// after its timestamp.
 func TestServeCallbackIsSigned(t *testing.T) {
 	t.Parallel()
+	const secretKey = "callback-signing-key-1"
 	type delivery struct {
-		sig  string
-		body []byte
+		header http.Header
+		body   []byte
 	}
 	var (
-		mu  sync.Mutex
-		got []delivery
+		mu   sync.Mutex
+		got  []delivery
+		seen = map[string]bool{}
+		now  = time.Now // the receiver's clock; the replay below moves it
 	)
 	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		mu.Lock()
-		got = append(got, delivery{sig: r.Header.Get("X-Sluice-Signature"), body: b})
-		mu.Unlock()
+		defer mu.Unlock()
+		got = append(got, delivery{header: r.Header.Clone(), body: b})
+		if err := verifyCallback([]byte(secretKey), r.Header, b, now(), seen); err != nil {
+			http.Error(w, err.Error(), http.StatusUnauthorized)
+			return
+		}
 		w.WriteHeader(http.StatusNoContent)
 	}))
 	t.Cleanup(recv.Close)
 
 	dir := t.TempDir()
-	const secretKey = "callback-signing-key-1"
 	s := startServe(t, filepath.Join(dir, "data"), nil, "--callback-secret", secretKey, "--history", "memory")
 	id := s.submit(t, map[string]any{
 		"config":   generateConfig("cb", filepath.Join(dir, "cb.db"), 50, 0, 50, ""),
@@ -343,10 +355,9 @@ func TestServeCallbackIsSigned(t *testing.T) {
 
 	mu.Lock()
 	d := got[0]
+	require.Len(t, seen, 1, "the receiver verified the delivery")
 	mu.Unlock()
-	mac := hmac.New(sha256.New, []byte(secretKey))
-	mac.Write(d.body)
-	require.Equal(t, "sha256="+hex.EncodeToString(mac.Sum(nil)), d.sig)
+	require.NotEmpty(t, d.header.Get("X-Sluice-Delivery"))
 	var payload map[string]any
 	require.NoError(t, json.Unmarshal(d.body, &payload))
 	require.Equal(t, id, payload["run_id"])
@@ -355,4 +366,44 @@ func TestServeCallbackIsSigned(t *testing.T) {
 	require.Equal(t, "data", payload["team"])
 	require.NotContains(t, s.Stderr(), secretKey)
 	s.stop(t)
+
+	replay := func() int {
+		req, err := http.NewRequest("POST", recv.URL+"/hook", bytes.NewReader(d.body))
+		require.NoError(t, err)
+		req.Header = d.header.Clone()
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		_ = resp.Body.Close()
+		return resp.StatusCode
+	}
+	require.Equal(t, http.StatusUnauthorized, replay(), "a delivery id is accepted once")
+	mu.Lock()
+	seen = map[string]bool{}                                          // even a receiver that forgot it…
+	now = func() time.Time { return time.Now().Add(6 * time.Minute) } // …refuses it 6 minutes on
+	mu.Unlock()
+	require.Equal(t, http.StatusUnauthorized, replay(), "a delivery older than 5 minutes is refused")
+	http.DefaultClient.CloseIdleConnections()
+}
+
+// verifyCallback is the README's receiver check: the signature covers
+// timestamp.delivery.body, the timestamp is within 5 minutes of now, and a delivery id
+// is accepted once (retries of one callback share it).
+func verifyCallback(secret []byte, h http.Header, body []byte, now time.Time, seen map[string]bool) error {
+	ts, id := h.Get("X-Sluice-Timestamp"), h.Get("X-Sluice-Delivery")
+	mac := hmac.New(sha256.New, secret)
+	mac.Write([]byte(ts + "." + id + "."))
+	mac.Write(body)
+	want := "sha256=" + hex.EncodeToString(mac.Sum(nil))
+	if id == "" || !hmac.Equal([]byte(want), []byte(h.Get("X-Sluice-Signature"))) {
+		return errors.New("bad signature")
+	}
+	sec, err := strconv.ParseInt(ts, 10, 64)
+	if err != nil || now.Sub(time.Unix(sec, 0)).Abs() > 5*time.Minute {
+		return errors.New("stale or missing timestamp")
+	}
+	if seen[id] {
+		return errors.New("delivery already seen")
+	}
+	seen[id] = true
+	return nil
 }
