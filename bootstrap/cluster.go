@@ -17,6 +17,7 @@ import (
 	"github.com/sluicehq/sluice/adapters/store"
 	"github.com/sluicehq/sluice/application/cluster"
 	"github.com/sluicehq/sluice/application/runs"
+	"github.com/sluicehq/sluice/domain/lease"
 	"github.com/sluicehq/sluice/domain/member"
 )
 
@@ -64,10 +65,12 @@ func (f *serveFlags) clusterErrors(auth authChoice) []error {
 // sends NOTIFY wake-ups: a single server wakes its own claim loop and fires its own
 // cancel tokens, so notifications would cost a statement per change for no listener.
 // --poll-only is the connection-pooler setting, so it also keeps the store from
-// preparing statements.
+// preparing statements. A transaction left idle for a renewal interval (TTL/3) is ended
+// by PostgreSQL, so a member frozen mid-transaction cannot keep its peers from
+// reclaiming the runs it held locked.
 func storeOptions(s *serveSettings, log *slog.Logger) store.Options {
 	return store.Options{Logger: log, Callbacks: runs.CallbackPayload, PollOnly: s.PollOnly || !s.Cluster,
-		SimpleProtocol: s.PollOnly, Slots: s.MaxConcurrent}
+		SimpleProtocol: s.PollOnly, Slots: s.MaxConcurrent, IdleTxTimeout: lease.RenewInterval(s.LeaseTTL)}
 }
 
 // provideListener is the LISTEN connection of a clustered member on PostgreSQL (SPEC

@@ -3,6 +3,7 @@ package bootstrap
 import (
 	"log/slog"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -27,4 +28,12 @@ func TestStoreOptionsFollowPollOnly(t *testing.T) {
 		require.Equal(t, tc.wantSimple, o.SimpleProtocol, tc.name)
 		require.Equal(t, 4, o.Slots, tc.name)
 	}
+}
+
+// A history transaction left idle for a renewal interval is ended by PostgreSQL, so a
+// frozen member's locks go before its leases can expire.
+func TestStoreOptionsEndIdleTransactionsWithinARenewal(t *testing.T) {
+	t.Parallel()
+	o := storeOptions(&serveSettings{Cluster: true, LeaseTTL: 30 * time.Second}, slog.New(slog.DiscardHandler))
+	require.Equal(t, 10*time.Second, o.IdleTxTimeout)
 }

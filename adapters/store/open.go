@@ -11,8 +11,10 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
@@ -52,6 +54,14 @@ type Options struct {
 	// server-side prepared statements, which a pooler in transaction mode cannot follow
 	// from one server connection to the next (--poll-only). See prepared.go.
 	SimpleProtocol bool
+	// IdleTxTimeout makes PostgreSQL end a session whose transaction has been left idle
+	// this long (idle_in_transaction_session_timeout), releasing its locks. A member
+	// frozen mid-transaction (SIGSTOP, a GC pause, a VM freeze) would otherwise hold the
+	// row and pipeline-key locks of a run until it wakes, and every peer's reclaim of that
+	// run would time out waiting for them, however long its lease has expired. Serve
+	// passes a third of the lease TTL, so the locks go before the leases can expire.
+	// 0 = no limit. Ignored for SQLite, where a frozen writer holds the file lock.
+	IdleTxTimeout time.Duration
 	// Slots is how many runs the process executes at once (--max-concurrent-runs): the
 	// PostgreSQL pool gets room for each to finish while the loops and requests still find
 	// a connection. 0 leaves the pool at its base size.
@@ -111,7 +121,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	case strings.HasPrefix(url, "sqlite:"):
 		s, err = openSQLiteFile(strings.TrimPrefix(url, "sqlite:"))
 	case strings.HasPrefix(url, "postgres://"), strings.HasPrefix(url, "postgresql://"):
-		s, err = openPostgres(url, opts.Schema, pgPoolSize(opts.Slots), redact)
+		s, err = openPostgres(url, opts, redact)
 	default:
 		return nil, fmt.Errorf("--history %q is not a history URL: use memory, sqlite:PATH, sqlite://PATH, postgres://… or postgresql://…",
 			shorten(redact(url)))
@@ -197,12 +207,16 @@ func pgPoolSize(slots int) int {
 	return max(pgConns, slots+pgConnsSpare)
 }
 
-func openPostgres(url, schemaOpt string, conns int, redact func(string) string) (*Store, error) {
+func openPostgres(url string, opts Options, redact func(string) string) (*Store, error) {
 	cfg, err := pgx.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("--history: cannot parse the PostgreSQL URL: %s", redact(err.Error()))
 	}
-	schema := schemaOpt
+	if opts.IdleTxTimeout > 0 {
+		cfg.RuntimeParams["idle_in_transaction_session_timeout"] = strconv.FormatInt(max(opts.IdleTxTimeout.Milliseconds(), 1), 10)
+	}
+	conns := pgPoolSize(opts.Slots)
+	schema := opts.Schema
 	if schema == "" {
 		schema = "public"
 		if sp := strings.TrimSpace(cfg.RuntimeParams["search_path"]); sp != "" {

@@ -234,6 +234,18 @@ func shardCases() map[string]func(*testing.T, *env) {
 			require.ErrorIs(t, err, run.ErrLeaseLost)
 			require.Equal(t, "sharded", e.get(t, got.Ref.RunID).Status)
 		},
+		"a shard's lease counts for the earliest lease expiry": func(t *testing.T, e *env) {
+			e.sharded(t, "p", hashPlan(2))
+			_, ok, err := e.s.NextExpiry(e.ctx)
+			require.NoError(t, err)
+			require.False(t, ok, "a sharded run holds no lease of its own, and no shard is claimed yet")
+			e.claimShards(t, 1, 20*time.Second)
+			left, ok, err := e.s.NextExpiry(e.ctx)
+			require.NoError(t, err)
+			require.True(t, ok)
+			require.LessOrEqual(t, left, 20*time.Second)
+			require.Greater(t, left, 10*time.Second)
+		},
 		"an expired shard lease is requeued, then poisoned at the cap, which fails the run": func(t *testing.T, e *env) {
 			b := &builder{ok: true}
 			c := e.sharded(t, "p", hashPlan(2), func(r *runs.Record) { r.MaxAttempts = 2 })
