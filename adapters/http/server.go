@@ -97,7 +97,7 @@ func New(cfg Config, deps Deps) http.Handler {
 	e.RedirectTrailingSlash = false
 	e.RedirectFixedPath = false
 	e.ContextWithFallback = true
-	e.Use(s.observe, s.recover, s.authorize, s.limitBody)
+	e.Use(s.accessLog, s.observe, s.recover, s.authorize, s.limitBody)
 	e.NoRoute(s.noRoute)
 	s.routes(e)
 	s.doc = renderOpenAPI(cfg.Version, deps.MCP != nil)
