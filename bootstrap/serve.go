@@ -75,7 +75,10 @@ func (p *process) serve(cmd *cobra.Command, f *serveFlags) error {
 	p.redactor.Register(s.Auth.secrets()...)
 	p.redactor.Register(s.CallbackSecret)
 	p.redactor.Register(historySecrets(s.History)...)
-	base := newServeLogger(stderr, s.LogLevel, p.redactor)
+	base, err := newServeLogger(stderr, s.LogLevel, s.Ops.LogFormat, p.redactor)
+	if err != nil {
+		return cli.Usage(err)
+	}
 	log := base.With("instance_id", id.InstanceID)
 
 	if err := prepareDataDir(s, stderr); err != nil {

@@ -7,6 +7,7 @@ import (
 	"go.uber.org/fx/fxevent"
 
 	"github.com/sluicehq/sluice/adapters/cli"
+	apihttp "github.com/sluicehq/sluice/adapters/http"
 	"github.com/sluicehq/sluice/domain/secret"
 )
 
@@ -14,18 +15,16 @@ import (
 // own lines and to every run's, and a second copy would print it twice.
 type memberLog struct{ *slog.Logger }
 
-// newServeLogger is the server's logger: JSON for log collectors when stderr is not a
-// terminal, text for people when it is; every record passes the process redactor.
-// Callers add the instance id, so lines of several members can be told apart.
-func newServeLogger(w io.Writer, level slog.Level, r *secret.Redactor) *slog.Logger {
-	opts := &slog.HandlerOptions{Level: level}
-	var h slog.Handler
-	if cli.IsTerminal(w) {
-		h = slog.NewTextHandler(w, opts)
-	} else {
-		h = slog.NewJSONHandler(w, opts)
+// newServeLogger is the server's logger in --log-format (by default JSON for log
+// collectors when stderr is not a terminal, text for people when it is); every record
+// passes the process redactor, and a record logged with a request's context carries its
+// request_id. Callers add the instance id, so lines of several members can be told apart.
+func newServeLogger(w io.Writer, level slog.Level, format string, r *secret.Redactor) (*slog.Logger, error) {
+	h, err := cli.NewLogHandler(w, format, &slog.HandlerOptions{Level: level}, cli.IsTerminal(w))
+	if err != nil {
+		return nil, err
 	}
-	return slog.New(secret.NewHandler(h, r))
+	return slog.New(secret.NewHandler(apihttp.LogHandler(h), r)), nil
 }
 
 // fxLogger sends fx's own events (provides, hooks) to the server log at debug level,

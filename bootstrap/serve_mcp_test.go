@@ -235,6 +235,9 @@ func TestMCPBadConfigReadsLikeREST(t *testing.T) {
 
 	got, isErr := call(t, cs, "run_pipeline", map[string]any{"config": bad})
 	require.True(t, isErr)
+	// The REST body also names its request (X-Request-Id); an MCP tool call is not one.
+	require.NotEmpty(t, restErr["request_id"])
+	delete(restErr, "request_id")
 	require.Equal(t, restErr, got["error"], "the tool error is the REST error body")
 
 	valid, isErr := call(t, cs, "validate_config", map[string]any{"config": bad})

@@ -5,12 +5,14 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/sluicehq/sluice/adapters/cli"
 	"github.com/sluicehq/sluice/adapters/metrics"
 )
 
 // opsFlags are serve's operability flags (SPEC §14.6).
 type opsFlags struct {
 	maxPipelines int
+	logFormat    string
 }
 
 // opsSettings are the validated operability settings.
@@ -18,11 +20,14 @@ type opsSettings struct {
 	// MaxPipelines is --metrics-max-pipelines: distinct pipeline labels before the rest
 	// are exported as pipeline="_other".
 	MaxPipelines int
+	// LogFormat is --log-format: json, text, or "" (text on a terminal, else json).
+	LogFormat string
 }
 
 func (f *opsFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.maxPipelines, "metrics-max-pipelines", metrics.DefaultMaxPipelines,
 		"distinct pipeline labels /metrics exports; later pipelines share pipeline=\""+metrics.OtherPipeline+"\"")
+	fs.StringVar(&f.logFormat, "log-format", cli.LogFormatAuto, cli.LogFormatUsage)
 }
 
 // settings validates the flags; each error names its flag.
@@ -32,5 +37,10 @@ func (f *opsFlags) settings() (opsSettings, []error) {
 		errs = append(errs, fmt.Errorf("invalid value for --metrics-max-pipelines: %d is negative (0 exports every pipeline as %q)",
 			f.maxPipelines, metrics.OtherPipeline))
 	}
-	return opsSettings{MaxPipelines: f.maxPipelines}, errs
+	switch f.logFormat {
+	case cli.LogFormatAuto, cli.LogFormatJSON, cli.LogFormatText:
+	default:
+		errs = append(errs, fmt.Errorf("invalid value for --log-format: %q (want json or text)", f.logFormat))
+	}
+	return opsSettings{MaxPipelines: f.maxPipelines, LogFormat: f.logFormat}, errs
 }

@@ -22,12 +22,13 @@ import (
 )
 
 type runOptions struct {
-	params   []string
-	quiet    bool
-	dataDir  string
-	json     bool
-	timeout  time.Duration
-	logLevel string
+	params    []string
+	quiet     bool
+	dataDir   string
+	json      bool
+	timeout   time.Duration
+	logLevel  string
+	logFormat string
 }
 
 // NewRunCommand is `sluice run FILE` (SPEC §1.8).
@@ -50,6 +51,7 @@ func NewRunCommand(l Local) *cobra.Command {
 	f.BoolVar(&o.json, "json", false, "print the outcome as one JSON object instead of a summary line")
 	f.DurationVar(&o.timeout, "timeout", 0, "stop the run after this long, e.g. 10m (0 = no limit)")
 	f.StringVar(&o.logLevel, "log-level", "info", "least level of log lines: debug, info, warn or error")
+	f.StringVar(&o.logFormat, "log-format", LogFormatAuto, LogFormatUsage)
 	return cmd
 }
 
@@ -83,7 +85,10 @@ func (l Local) run(cmd *cobra.Command, file string, o runOptions) error {
 	if bar && !cmd.Flags().Changed("log-level") {
 		level = slog.LevelWarn // log lines would tear the bar apart
 	}
-	log := l.logger(stderr, level)
+	log, err := l.logger(stderr, level, o.logFormat)
+	if err != nil {
+		return err
+	}
 	job := execute.Job{Config: cfg, BaseDir: baseDir, Timeout: o.timeout, Log: log}
 	switch {
 	case cfg.Delivery == pipeline.ExactlyOnce:
@@ -150,12 +155,15 @@ func stateKey(cfg *pipeline.Config) string {
 	return state.Key("", cfg.Name)
 }
 
-func (l Local) logger(w io.Writer, level slog.Level) *slog.Logger {
-	var h slog.Handler = slog.NewTextHandler(w, &slog.HandlerOptions{Level: level})
+func (l Local) logger(w io.Writer, level slog.Level, format string) (*slog.Logger, error) {
+	h, err := NewLogHandler(w, format, &slog.HandlerOptions{Level: level}, l.IsTerminal != nil && l.IsTerminal(w))
+	if err != nil {
+		return nil, err
+	}
 	if l.Redactor != nil {
 		h = secret.NewHandler(h, l.Redactor)
 	}
-	return slog.New(h)
+	return slog.New(h), nil
 }
 
 // printed writes err (redacted) and returns an ExitError that Execute will not print again.

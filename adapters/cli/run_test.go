@@ -265,13 +265,24 @@ func TestRunProgressLogLines(t *testing.T) {
 			RowsWritten: int64(i+1) * 10, Pages: int64(i + 1), Elapsed: time.Duration(i+1) * 300 * time.Millisecond,
 		})
 	}
-	code, _, stderr := h.exec(t, "run", configFile(t))
+	code, _, stderr := h.exec(t, "run", configFile(t), "--log-format", "text")
 	require.Equal(t, 0, code)
 	// 3 s of pages with a 1 s interval: at most 3 lines.
 	n := strings.Count(stderr, "msg=progress")
 	require.GreaterOrEqual(t, n, 2)
 	require.LessOrEqual(t, n, 3)
 	require.Contains(t, stderr, "rows_written=")
+
+	// Not a terminal and no --log-format: JSON lines for a collector.
+	code, _, stderr = h.exec(t, "run", configFile(t))
+	require.Equal(t, 0, code)
+	n = strings.Count(stderr, `"msg":"progress"`)
+	require.GreaterOrEqual(t, n, 2)
+	require.NotContains(t, stderr, "msg=progress")
+
+	code, _, stderr = h.exec(t, "run", configFile(t), "--log-format", "yaml")
+	require.Equal(t, 2, code)
+	require.Contains(t, stderr, "--log-format")
 
 	code, _, stderr = h.exec(t, "run", configFile(t), "--quiet")
 	require.Equal(t, 0, code)

@@ -85,7 +85,7 @@ func (l Local) validate(cmd *cobra.Command, file string, o validateOptions) erro
 		}
 	}
 	if res.Valid && o.connect {
-		log := l.logger(stderr, slog.LevelWarn)
+		log, _ := l.logger(stderr, slog.LevelWarn, LogFormatText) // text never fails
 		res.Connect = &connectJSON{OK: true}
 		if err := l.Executor.Probe(cmd.Context(), execute.Job{Config: cfg, BaseDir: baseDir, Log: log}); err != nil {
 			res.Connect = &connectJSON{Error: l.redact(err.Error())}

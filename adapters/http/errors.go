@@ -314,6 +314,8 @@ type errorPayload struct {
 	Code    string         `json:"code"`
 	Message string         `json:"message"`
 	Details map[string]any `json:"details,omitempty"`
+	// RequestID finds the request's lines in the server log (X-Request-Id).
+	RequestID string `json:"request_id,omitempty"`
 }
 
 // fail answers err and stops the chain. Unknown errors are logged (redacted) and answered
@@ -334,5 +336,6 @@ func (s *server) fail(c *gin.Context, err error) {
 }
 
 func writeError(c *gin.Context, ae *apiError) {
-	c.AbortWithStatusJSON(ae.status, errorBody{Error: errorPayload{Code: ae.code, Message: ae.message, Details: ae.details}})
+	c.AbortWithStatusJSON(ae.status, errorBody{Error: errorPayload{Code: ae.code, Message: ae.message, Details: ae.details,
+		RequestID: RequestIDFrom(c.Request.Context())}})
 }

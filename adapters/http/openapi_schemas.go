@@ -94,7 +94,8 @@ func schemas() obj {
 	cluster := obj{"enabled": boolean(""), "instances": integer(""), "pools": nullableArray(), "members": obj{"type": "array", "items": ref("Member")}}
 	ready := obj{"status": str(""), "history_ok": boolean(""), "queue_ok": boolean(""), "draining": boolean(""), "cluster": ref("Cluster")}
 	errPayload := obj{"code": obj{"type": "string", "enum": errorCodes()}, "message": str("for people; never holds secrets"),
-		"details": obj{"type": "object", "description": "invalid_config, invalid_params: {errors: [{path, message, line?, column?, param?}]}"}}
+		"details":    obj{"type": "object", "description": "invalid_config, invalid_params: {errors: [{path, message, line?, column?, param?}]}"},
+		"request_id": str("the request's X-Request-Id (the client's when it sent a valid one): its lines in the server log carry it")}
 
 	return obj{
 		"Run":             object(all(run), run),

@@ -106,7 +106,7 @@ func New(cfg Config, deps Deps) http.Handler {
 	e.RedirectTrailingSlash = false
 	e.RedirectFixedPath = false
 	e.ContextWithFallback = true
-	e.Use(s.observe, s.recover, s.authorize, s.checkText, s.limitBody)
+	e.Use(s.accessLog, s.observe, s.recover, s.authorize, s.checkText, s.limitBody)
 	e.NoRoute(s.noRoute)
 	// A known path with another method answers 405 with Allow (gin sets it), not 404.
 	e.HandleMethodNotAllowed = true
