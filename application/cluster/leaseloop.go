@@ -19,8 +19,7 @@ func outageRetry(ttl time.Duration) time.Duration { return lease.RenewInterval(t
 
 // Bounds of the wait for the earliest lease expiry. expirySlack lets the database clock,
 // which counts in milliseconds, pass the expiry before the reclaim pass asks for it;
-// minExpiryWait keeps a lease that stays expired (a reclaim batch left it for the next
-// pass) from spinning the loop.
+// minExpiryWait is the wait for a lease found expired right after a pass.
 const (
 	expirySlack   = 5 * time.Millisecond
 	minExpiryWait = 50 * time.Millisecond
@@ -283,7 +282,18 @@ func (m *Member) reclaimPass() time.Duration {
 	if !ok {
 		return 0
 	}
-	return max(left+expirySlack, minExpiryWait)
+	if left > 0 {
+		m.overdue = 0
+		return max(left+expirySlack, minExpiryWait)
+	}
+	// A lease still expired after the pass: a reclaim batch left it, or it expired a
+	// moment ago — look again soon. One that stays expired (its reclaim keeps failing) is
+	// retried at the outage pace rather than spun on.
+	m.overdue++
+	if m.overdue > 1 {
+		return outageRetry(m.cfg.LeaseTTL)
+	}
+	return minExpiryWait
 }
 
 // reclaim ends expired leases of any member (§4.5); false when the history refused.

@@ -144,6 +144,7 @@ type Member struct {
 	quitOnce   sync.Once
 	claimDone  chan struct{} // closed when the claim loop has returned
 	skipGrace  chan struct{} // closed by a second Drain
+	overdue    int           // reclaim passes in a row that left an expired lease (lease loop only)
 	skipOnce   sync.Once
 
 	mu           sync.Mutex
