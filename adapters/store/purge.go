@@ -58,6 +58,9 @@ func (s *Store) Purge(ctx context.Context, req runs.PurgeRequest) (runs.PurgeRes
 	}
 	defer release()
 	batch := req.Batch()
+	if req.BatchSize <= 0 && s.d.name == DialectSQLite {
+		batch = sqliteBatch
+	}
 	steps := []struct {
 		what   string
 		query  string
@@ -125,6 +128,12 @@ func (s *Store) deleteBatch(ctx context.Context, query string, before int64, bat
 // for more than one batch. PostgreSQL needs no pause: the purge deletes only terminal
 // rows, which no other writer locks, and each batch commits on its own.
 const sqliteYield = 100 * time.Millisecond
+
+// sqliteBatch is the default batch on SQLite, below runs.MaxPurgeBatch: deleting 10,000
+// runs with 100,000 log lines held the only writer for 5 s on a busy 2-core machine
+// (sluice-bench --suite history), as long as busy_timeout, so a lease renewal queued
+// behind one batch could fail. 1,000 keeps a batch to a tenth of that.
+const sqliteBatch = 1_000
 
 func (s *Store) yieldWriter(ctx context.Context) error {
 	if s.d.name != DialectSQLite {
