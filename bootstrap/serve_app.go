@@ -225,6 +225,7 @@ func provideMember(s *serveSettings, p *process, id identity, log memberLog, st 
 		StateFormatMax:       state.FormatMax,
 		RetainTerminal:       s.RetainTerminal,
 		IdempotencyRetention: s.IdemRetention,
+		RetainAudit:          s.RetainAudit,
 		PoolWaitTimeout:      s.PoolWait,
 		VaultFormatMax:       vaultFormatMax(s),
 		// Runs are split into shards only by a cluster (SPEC §6.1): a single server runs

@@ -30,6 +30,7 @@ const (
 	DefaultShutdownKill    = 10
 	DefaultRetainTerminal  = 7 * 24 * 3600
 	DefaultIdemRetention   = 24 * 3600
+	DefaultRetainAudit     = 365 * 24 * 3600
 	DefaultLeaseTTL        = 30
 	DefaultPollSecs        = 2
 	DefaultClusterAttempts = 3
@@ -50,6 +51,7 @@ type serveFlags struct {
 	bodyLimit                     int64
 	graceSecs, killSecs           int
 	retainSecs, idemSecs          int
+	retainAuditSecs               int
 	callbackSecret                string
 	callbackAllowHosts, fileDirs  []string
 	timezone                      string
@@ -82,6 +84,7 @@ func (f *serveFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.killSecs, "shutdown-kill-secs", DefaultShutdownKill, "after the grace, how long to wait for runs to stop before abandoning them")
 	fs.IntVar(&f.retainSecs, "retain-terminal-runs-secs", DefaultRetainTerminal, "terminal runs older than this are purged with their logs, and schedule ticks but the newest of each schedule")
 	fs.IntVar(&f.idemSecs, "idempotency-retention-secs", DefaultIdemRetention, "how long idempotency keys are kept")
+	fs.IntVar(&f.retainAuditSecs, "retain-audit-secs", DefaultRetainAudit, "audit entries and ended scheduler leader terms older than this are purged (the newest term stays)")
 	fs.StringVar(&f.callbackSecret, "callback-secret", "", "HMAC key signing completion callbacks: X-Sluice-Signature is sha256=HMAC(key, TIMESTAMP.DELIVERY.BODY) of the X-Sluice-Timestamp and X-Sluice-Delivery headers (default: none, unsigned)")
 	fs.StringSliceVar(&f.callbackAllowHosts, "callback-allow-host", nil, "host, address or CIDR that callbacks may reach despite the metadata/link-local block; connectors follow --allow-host, where the block always holds (repeatable; default: none)")
 	fs.StringSliceVar(&f.fileDirs, "allow-file-dir", nil, "directory ${file:} directives of submitted configs may read (repeatable; default none)")
@@ -116,6 +119,7 @@ type serveSettings struct {
 	Grace, Kill    time.Duration
 	RetainTerminal time.Duration
 	IdemRetention  time.Duration
+	RetainAudit    time.Duration // --retain-audit-secs
 	CallbackSecret string
 	CallbackAllow  []string
 	FileDirs       []string
@@ -152,7 +156,7 @@ func (f *serveFlags) settings() (*serveSettings, error) {
 		Listen: f.listen, NoMigrate: f.noMigrate, MaxConcurrent: f.maxConcurrent, MaxQueued: f.maxQueued,
 		BodyLimit: f.bodyLimit, CallbackSecret: f.callbackSecret, MaxAttempts: f.tries,
 		Grace: secs(f.graceSecs), Kill: secs(f.killSecs), RetainTerminal: secs(f.retainSecs),
-		IdemRetention: secs(f.idemSecs), LeaseTTL: secs(f.leaseTTLSecs), Poll: secs(f.pollSecs),
+		IdemRetention: secs(f.idemSecs), RetainAudit: secs(f.retainAuditSecs), LeaseTTL: secs(f.leaseTTLSecs), Poll: secs(f.pollSecs),
 		LeaderTTL: secs(f.leaderTTLSecs),
 		Cluster:   f.cluster, PollOnly: f.pollOnly, PoolWait: secs(f.poolWaitSecs),
 	}
@@ -201,6 +205,9 @@ func (f *serveFlags) settings() (*serveSettings, error) {
 	}
 	if f.idemSecs < 1 {
 		bad("idempotency-retention-secs", "%d: keep idempotency keys at least 1 second", f.idemSecs)
+	}
+	if f.retainAuditSecs < 1 {
+		bad("retain-audit-secs", "%d: keep audit entries at least 1 second", f.retainAuditSecs)
 	}
 	if _, err := callback.NewPolicy(f.callbackAllowHosts); err != nil {
 		errs = append(errs, fmt.Errorf("invalid value for %w", err))

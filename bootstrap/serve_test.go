@@ -45,6 +45,8 @@ func TestServeRefusesBadFlags(t *testing.T) {
 		{"kill", []string{"--shutdown-kill-secs", "-1"}, nil, "--shutdown-kill-secs"},
 		{"retain", []string{"--retain-terminal-runs-secs", "0"}, nil, "--retain-terminal-runs-secs"},
 		{"idempotency", []string{"--idempotency-retention-secs", "0"}, nil, "--idempotency-retention-secs"},
+		{"retain audit", []string{"--retain-audit-secs", "0"}, nil, "--retain-audit-secs"},
+		{"retain audit env", nil, map[string]string{"SLUICE_RETAIN_AUDIT_SECS": "-5"}, "--retain-audit-secs"},
 		{"callback allow host", []string{"--callback-allow-host", "not/a/cidr"}, nil, "--callback-allow-host"},
 		{"allow file dir", []string{"--allow-file-dir", filepath.Join(dir, "missing")}, nil, "--allow-file-dir"},
 		{"allow path", []string{"--allow-path", filepath.Join(dir, "missing")}, nil, "--allow-path"},

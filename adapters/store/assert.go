@@ -14,6 +14,7 @@ var (
 	_ cluster.OutboxStore  = (*Store)(nil)
 	_ cluster.Roster       = (*Store)(nil)
 	_ cluster.PoolTimeouts = (*Store)(nil)
+	_ cluster.Purger       = (*Store)(nil)
 	_ runs.Roster          = (*Store)(nil)
 	_ execute.StateStore   = (*Store)(nil)
 )

@@ -22,6 +22,7 @@ const (
 	DefaultPool                 = "default"
 	DefaultRetainTerminal       = 7 * 24 * time.Hour
 	DefaultIdempotencyRetention = 24 * time.Hour
+	DefaultRetainAudit          = 365 * 24 * time.Hour
 	DefaultPurgeInterval        = 5 * time.Minute
 	DefaultOutboxInterval       = time.Second
 )
@@ -62,8 +63,13 @@ type Config struct {
 	RetainTerminal time.Duration
 	// IdempotencyRetention is --idempotency-retention-secs; 0 = 24 h.
 	IdempotencyRetention time.Duration
-	PurgeInterval        time.Duration // 0 = 5 min
-	OutboxInterval       time.Duration // how often due callbacks are looked for; 0 = 1 s
+	// RetainAudit is --retain-audit-secs: audit entries and ended leader terms older than
+	// it are purged; 0 = 1 year.
+	RetainAudit time.Duration
+	// PurgeBatch bounds the runs one purge transaction deletes; 0 = runs.MaxPurgeBatch.
+	PurgeBatch     int
+	PurgeInterval  time.Duration // 0 = 5 min
+	OutboxInterval time.Duration // how often due callbacks are looked for; 0 = 1 s
 	// Sharding splits claimed runs whose config asks for shards (shard.count > 1) into
 	// shards that every member claims (--cluster, SPEC §6). Without it such a run executes
 	// whole, with a warning in its log. Shards found in the history are claimed either way.
@@ -185,6 +191,7 @@ func New(cfg Config, deps Deps) (*Member, error) {
 	}
 	cfg.RetainTerminal = orDefault(cfg.RetainTerminal, DefaultRetainTerminal)
 	cfg.IdempotencyRetention = orDefault(cfg.IdempotencyRetention, DefaultIdempotencyRetention)
+	cfg.RetainAudit = orDefault(cfg.RetainAudit, DefaultRetainAudit)
 	cfg.PurgeInterval = orDefault(cfg.PurgeInterval, DefaultPurgeInterval)
 	cfg.OutboxInterval = orDefault(cfg.OutboxInterval, DefaultOutboxInterval)
 	if deps.Metrics == nil {

@@ -161,14 +161,14 @@ func TestOutboxSenderDeliversRejectsAndRetries(t *testing.T) {
 
 type fakePurger struct {
 	mu    sync.Mutex
-	calls [][2]time.Time
+	calls []runs.PurgeRequest
 }
 
-func (p *fakePurger) Purge(_ context.Context, cutoff, idemCutoff time.Time) (int, error) {
+func (p *fakePurger) Purge(_ context.Context, req runs.PurgeRequest) (runs.PurgeResult, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.calls = append(p.calls, [2]time.Time{cutoff, idemCutoff})
-	return 3, nil
+	p.calls = append(p.calls, req)
+	return runs.PurgeResult{Runs: 3}, nil
 }
 
 func TestPurgeLoopUsesTheRetentions(t *testing.T) {
@@ -187,8 +187,9 @@ func TestPurgeLoopUsesTheRetentions(t *testing.T) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := h.clock.Now()
-	require.Equal(t, now.Add(-48*time.Hour), p.calls[0][0])
-	require.Equal(t, now.Add(-cluster.DefaultIdempotencyRetention), p.calls[0][1])
+	require.Equal(t, now.Add(-48*time.Hour), p.calls[0].RunsBefore)
+	require.Equal(t, now.Add(-cluster.DefaultIdempotencyRetention), p.calls[0].IdempotencyBefore)
+	require.Equal(t, now.Add(-cluster.DefaultRetainAudit), p.calls[0].AuditBefore, "audit entries are kept a year by default")
 }
 
 // A sealed outbox row (SPEC §14.1) is opened by the member that delivers it: the

@@ -243,10 +243,13 @@ type Deliverer interface {
 // by policy); the sender drops it instead of retrying for a day.
 var ErrUndeliverable = errors.New("callback undeliverable")
 
-// Purger deletes terminal runs finished before cutoff (with their shards, logs and sealed
-// rows) and idempotency keys created before idemCutoff; it answers how many runs it deleted.
+// Purger deletes what outlived its retention (runs.PurgeRequest) in bounded transactions,
+// pausing between them so other writers get their turn. One member purges a history at
+// a time: a call while another member's purge is under way answers Skipped at once.
+// Each transaction has its own timeout, so a long backlog is worked off across passes
+// without losing what was already deleted.
 type Purger interface {
-	Purge(ctx context.Context, cutoff, idemCutoff time.Time) (int, error)
+	Purge(ctx context.Context, req runs.PurgeRequest) (runs.PurgeResult, error)
 }
 
 // Clock is the time source. Decisions (throttling, outage cutoff, callback backoff) read

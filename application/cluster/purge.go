@@ -1,13 +1,14 @@
 package cluster
 
 import (
-	"context"
 	"time"
+
+	"github.com/sluicehq/sluice/application/runs"
 )
 
-// purgeLoop deletes terminal runs older than --retain-terminal-runs-secs and idempotency
-// keys older than their retention, once at start and then every PurgeInterval. Every
-// member may run it: deleting what is already gone deletes nothing.
+// purgeLoop deletes what outlived --retain-terminal-runs-secs, the idempotency retention
+// and --retain-audit-secs, once at start and then every PurgeInterval. Every member runs
+// the loop, but the store lets one purge at a time through: the others skip the pass.
 func (m *Member) purgeLoop() {
 	t := time.NewTicker(m.cfg.PurgeInterval)
 	defer t.Stop()
@@ -23,14 +24,21 @@ func (m *Member) purgeLoop() {
 
 func (m *Member) purgeOnce() {
 	now := m.clock.Now()
-	// A purge may delete many rows; it gets more time than one lease statement.
-	ctx, cancel := context.WithTimeout(m.root, time.Minute)
-	defer cancel()
-	n, err := m.deps.Purger.Purge(ctx, now.Add(-m.cfg.RetainTerminal), now.Add(-m.cfg.IdempotencyRetention))
+	// No deadline for the pass: it is a series of short transactions, each with its own
+	// timeout in the store, so a large backlog is worked off instead of timing out and
+	// rolling back as a whole. Shutdown (root) stops it between or inside batches.
+	res, err := m.deps.Purger.Purge(m.root, runs.PurgeRequest{
+		RunsBefore:        now.Add(-m.cfg.RetainTerminal),
+		IdempotencyBefore: now.Add(-m.cfg.IdempotencyRetention),
+		AuditBefore:       now.Add(-m.cfg.RetainAudit),
+		BatchSize:         m.cfg.PurgeBatch,
+	})
 	switch {
 	case err != nil && m.root.Err() == nil:
-		m.log.Warn("purging old runs failed", "error", m.redact(err.Error()))
-	case n > 0:
-		m.log.Info("purged terminal runs past their retention", "runs", n)
+		m.log.Warn("purging old runs failed", "error", m.redact(err.Error()), "runs", res.Runs)
+	case res.Skipped:
+		m.log.Debug("purge skipped: another member is purging the history")
+	case res.Runs > 0 || res.Audit > 0:
+		m.log.Info("purged history past its retention", "runs", res.Runs, "audit_entries", res.Audit)
 	}
 }

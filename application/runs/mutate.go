@@ -172,10 +172,11 @@ func (s *Service) Rollback(ctx context.Context, p Principal, id string, config [
 // runs it deleted and audits a purge that deleted any.
 func (s *Service) Purge(ctx context.Context, retain time.Duration) (int, error) {
 	now := s.now()
-	n, err := s.deps.Store.Purge(ctx, now.Add(-retain), now.Add(-s.cfg.IdempotencyRetention))
+	res, err := s.deps.Store.Purge(ctx, PurgeRequest{RunsBefore: now.Add(-retain), IdempotencyBefore: now.Add(-s.cfg.IdempotencyRetention)})
 	if err != nil {
 		return 0, err
 	}
+	n := res.Runs
 	if n > 0 {
 		s.audit(ctx, System, ActionPurged, "", map[string]any{"runs": n, "finished_before": now.Add(-retain).Format(time.RFC3339)})
 	}

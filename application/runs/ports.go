@@ -54,9 +54,10 @@ type Store interface {
 	// Audit appends an audit entry.
 	Audit(ctx context.Context, e AuditEntry) error
 	ListAudit(ctx context.Context, after int64, limit int) ([]AuditEntry, error)
-	// Purge deletes terminal runs finished before cutoff and idempotency keys created
-	// before idemCutoff; returns how many runs it deleted.
-	Purge(ctx context.Context, cutoff, idemCutoff time.Time) (int, error)
+	// Purge deletes what req says has outlived its retention, in transactions of at most
+	// req.BatchSize runs (see PurgeRequest); it answers what it deleted, or Skipped when
+	// another member's purge is under way.
+	Purge(ctx context.Context, req PurgeRequest) (PurgeResult, error)
 }
 
 // Idempotency is an idempotency key to claim with a new run.

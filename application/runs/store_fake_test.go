@@ -340,7 +340,8 @@ func (s *fakeStore) ListAudit(_ context.Context, after int64, limit int) ([]runs
 	return out, nil
 }
 
-func (s *fakeStore) Purge(_ context.Context, cutoff, _ time.Time) (int, error) {
+func (s *fakeStore) Purge(_ context.Context, req runs.PurgeRequest) (runs.PurgeResult, error) {
+	cutoff := req.RunsBefore
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := 0
@@ -350,7 +351,7 @@ func (s *fakeStore) Purge(_ context.Context, cutoff, _ time.Time) (int, error) {
 			n++
 		}
 	}
-	return n, nil
+	return runs.PurgeResult{Runs: n}, nil
 }
 
 // helpers for tests

@@ -11,6 +11,7 @@ func All() []harness.Suite {
 		Serve(),
 		Schedules(),
 		Shards(),
+		History(),
 	}
 }
 

@@ -141,13 +141,13 @@ func miscCases() map[string]func(*testing.T, *env) {
 			running := e.claimOne(t, "q", longTTL, func(r *runs.Record) { r.Pool = "gpu" })
 			require.NoError(t, e.s.Heartbeat(e.ctx, cluster.MemberRow{InstanceID: "dead", Host: "h", PID: 1, Version: "v"}))
 
-			n, err := e.s.Purge(e.ctx, time.Now().Add(-time.Hour), time.Now().Add(-time.Hour))
+			purged, err := e.s.Purge(e.ctx, purgeBefore(time.Now().Add(-time.Hour)))
 			require.NoError(t, err)
-			require.Zero(t, n, "nothing is old enough yet")
+			require.Zero(t, purged.Runs, "nothing is old enough yet")
 
-			n, err = e.s.Purge(e.ctx, time.Now().Add(time.Hour), time.Now().Add(time.Hour))
+			purged, err = e.s.Purge(e.ctx, purgeBefore(time.Now().Add(time.Hour)))
 			require.NoError(t, err)
-			require.Equal(t, 1, n)
+			require.Equal(t, 1, purged.Runs)
 			_, err = e.s.Get(e.ctx, done.ID)
 			require.ErrorIs(t, err, run.ErrNotFound)
 			require.Equal(t, "running", e.get(t, running.ID).Status, "active runs stay")

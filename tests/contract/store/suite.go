@@ -50,6 +50,7 @@ func Run(t *testing.T, h Harness) {
 		{"templates", templateCases()},
 		{"change requests", changeRequestCases()},
 		{"schedules", scheduleCases()},
+		{"purge", purgeCases()},
 	}
 	for _, g := range groups {
 		if len(h.Groups) > 0 && !slices.Contains(h.Groups, g.name) {
@@ -100,11 +101,19 @@ func (e *env) open(t *testing.T, opts store.Options) *store.Store {
 type counter struct {
 	mu      sync.Mutex
 	queries []string
+	// tap, when set, sees every statement, transaction control included (env.tap).
+	tap func(*bun.QueryEvent)
 }
 
 func (c *counter) BeforeQuery(ctx context.Context, _ *bun.QueryEvent) context.Context { return ctx }
 
 func (c *counter) AfterQuery(_ context.Context, ev *bun.QueryEvent) {
+	c.mu.Lock()
+	tap := c.tap
+	c.mu.Unlock()
+	if tap != nil {
+		tap(ev)
+	}
 	switch strings.ToUpper(ev.Operation()) {
 	case "BEGIN", "COMMIT", "ROLLBACK":
 		return
