@@ -9,3 +9,13 @@ func (m *Member) countFinished(c Claimed, o Outcome) {
 	ran := time.Duration(c.ElapsedMS+o.Stats.ElapsedMS) * time.Millisecond
 	m.metrics.RunDuration(c.Name, o.Status, ran)
 }
+
+// finishedAttrs are the attributes of the "run finished" line; code only when the run
+// has one, so a completed run does not log code="".
+func finishedAttrs(e *execution, o Outcome) []any {
+	attrs := []any{"run_id", e.claim.ID, "key", e.key(), "status", o.Status}
+	if o.ErrorCode != "" {
+		attrs = append(attrs, "code", o.ErrorCode)
+	}
+	return append(attrs, "rows_written", o.Stats.RowsWritten)
+}

@@ -85,8 +85,7 @@ func (m *Member) finish(e *execution, o Outcome) {
 		cancel()
 		switch {
 		case err == nil:
-			m.log.Info("run finished", "run_id", e.claim.ID, "key", e.key(), "status", o.Status, "code", o.ErrorCode,
-				"rows_written", o.Stats.RowsWritten)
+			m.log.Info("run finished", finishedAttrs(e, o)...)
 			return
 		case errors.Is(err, run.ErrLeaseLost):
 			m.log.Warn("lease lost before the run could finish; result discarded", "run_id", e.claim.ID,

@@ -97,7 +97,8 @@ func (l *Leader) run(ctx context.Context) {
 				log.WarnContext(ctx, "scheduler campaign failed; retrying", "error", err.Error())
 			}
 		case lease != nil:
-			log.InfoContext(ctx, "leading the scheduler", "epoch", lease.Epoch(), "instance_id", l.cfg.Candidate.InstanceID)
+			// The server's logger already names this member's instance_id.
+			log.InfoContext(ctx, "leading the scheduler", "epoch", lease.Epoch())
 			l.lead(ctx, lease)
 			rctx, cancel := context.WithTimeout(context.Background(), resignTimeout)
 			if err := lease.Resign(rctx); err != nil {

@@ -33,6 +33,8 @@ type Error struct {
 	Code    string
 	Message string
 	Details map[string]any
+	// RequestID finds the request's lines in the server log.
+	RequestID string
 }
 
 func (e *Error) Error() string {
@@ -144,7 +146,8 @@ func decodeError(resp *http.Response) error {
 		}
 		return &Error{Status: resp.StatusCode, Message: msg}
 	}
-	return &Error{Status: resp.StatusCode, Code: eb.Error.Code, Message: eb.Error.Message, Details: eb.Error.Details}
+	return &Error{Status: resp.StatusCode, Code: eb.Error.Code, Message: eb.Error.Message, Details: eb.Error.Details,
+		RequestID: eb.Error.RequestID}
 }
 
 // unwrapURLError drops the *url.Error wrapper, whose text repeats the full URL.

@@ -143,9 +143,10 @@ type ErrorBody struct {
 
 // ErrorPayload is the error inside an ErrorBody.
 type ErrorPayload struct {
-	Code    string         `json:"code"`
-	Message string         `json:"message"`
-	Details map[string]any `json:"details,omitempty"`
+	Code      string         `json:"code"`
+	Message   string         `json:"message"`
+	Details   map[string]any `json:"details,omitempty"`
+	RequestID string         `json:"request_id,omitempty"`
 }
 
 // StreamEnd is the last event of a followed log stream.
