@@ -79,8 +79,8 @@ func templateSchemas() obj {
 		"description": str("what the param means"),
 		"enum":        obj{"type": "array", "items": paramValue, "description": "the only values accepted"},
 		"pattern":     str("an RE2 expression the whole value must match"),
-		"min":         obj{"description": "the smallest value accepted (numbers, dates, datetimes)", "oneOf": []any{paramValue}},
-		"max":         obj{"description": "the largest value accepted (numbers, dates, datetimes)", "oneOf": []any{paramValue}},
+		"min":         obj{"description": "the smallest value accepted (numbers, dates, datetimes)", "oneOf": []any{typ("string", ""), typ("number", "")}},
+		"max":         obj{"description": "the largest value accepted (numbers, dates, datetimes)", "oneOf": []any{typ("string", ""), typ("number", "")}},
 		"max_length":  typ("integer", "the longest string accepted, in characters"),
 	}
 	template := obj{
