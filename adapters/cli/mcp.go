@@ -60,10 +60,17 @@ func (f *runsFlags) proxyMCP(cmd *cobra.Command) error {
 	defer local.Close()
 	log.Info("relaying MCP on stdio", "server", c.BaseURL)
 
-	done := make(chan error, 2)
-	go func() { done <- relayUp(ctx, local, remote, log) }()
-	go func() { done <- relayDown(ctx, remote, local) }()
-	err = <-done
+	// The agent's side decides when the proxy ends. A server that refuses a message (a bad
+	// token's 401) also ends the stream down; ending on that would exit before relayUp
+	// has written the refusal, and the agent would read EOF instead of the answer.
+	up := make(chan error, 1)
+	go func() { up <- relayUp(ctx, local, remote, log) }()
+	go func() {
+		if err := relayDown(ctx, remote, local); err != nil && ctx.Err() == nil {
+			log.Warn("the server's stream ended; requests are answered with its refusal", "error", err.Error())
+		}
+	}()
+	err = <-up
 	if errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
 		return nil // the agent closed stdin: a normal end
 	}

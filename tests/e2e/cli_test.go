@@ -56,7 +56,7 @@ func TestCLIFindsTheLocalServer(t *testing.T) {
 	require.Contains(t, r.Stdout, `"status":"completed"`)
 
 	bad := filepath.Join(dir, "bad.yaml")
-	require.NoError(t, os.WriteFile(bad, []byte(generateConfig("bad", "/nonexistent-dir/x/out.db", 10, 0, 5, "")), 0o600))
+	require.NoError(t, os.WriteFile(bad, []byte(generateConfig("bad", filepath.Join(dir, "nonexistent-dir", "x", "out.db"), 10, 0, 5, "")), 0o600))
 	r = cli("runs", "submit", bad, "--wait")
 	require.Equal(t, 1, r.Code, "a failed run exits 1: %s", r.String())
 

@@ -345,14 +345,20 @@ func TestQueueLimitIsExactUnderConcurrentSubmits(t *testing.T) {
 	}, "--max-queued-runs", "100", "--max-concurrent-runs", "1")
 }
 
-// TestLongErrorsAreStoredClipped: a file source with a 900 KB path fails, and the run's
+// TestLongErrorsAreStoredClipped: a file source with a 900 KB path fails at open, and the run's
 // stored error is at most 4 KiB with a truncation marker (it used to be the whole 900 KB,
 // in every list answer that showed the run).
 func TestLongErrorsAreStoredClipped(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	s := startServe(t, filepath.Join(dir, "data"), nil)
-	path := filepath.Join(dir, strings.Repeat("p", 900_000)+".csv")
+	// 900 KB of path under a directory that does not exist: the confinement resolves it
+	// inside the allowed dir (its nearest existing parent is), and the open fails.
+	comps := []string{dir, "missing"}
+	for range 900_000 / 256 {
+		comps = append(comps, strings.Repeat("p", 255))
+	}
+	path := filepath.Join(comps...) + ".csv"
 	id := s.submit(t, map[string]any{"config": `version: 1
 name: longpath
 pipeline:
