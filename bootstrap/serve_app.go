@@ -243,6 +243,7 @@ func provideMember(s *serveSettings, p *process, id identity, log memberLog, st 
 		Callbacks:     runs.CallbackPayload,
 		Notifications: notifications(l),
 		PoolTimeouts:  st,
+		Due:           st,
 		Shards:        st,
 		Planner:       exec,
 		Metrics:       m,

@@ -159,12 +159,26 @@ func printRun(w io.Writer, r client.RunResource, wide bool) {
 	if r.Template != nil {
 		row("template", fmt.Sprintf("%s v%d", r.Template.ID, r.Template.Version))
 	}
+	if r.Retry != nil {
+		row("retry", fmt.Sprintf("up to %d attempts on %s failures, waits %gs to %gs (×%g)", r.Retry.MaxAttempts,
+			r.Retry.On, r.Retry.InitialSecs, r.Retry.MaxSecs, r.Retry.Multiplier))
+	}
+	if r.NotBefore != nil {
+		row("next attempt", "not before "+showTime(r.NotBefore))
+	}
 	if wide {
 		row("claimed", showTime(r.ClaimedAt))
-		for _, a := range r.Attempts {
-			row(fmt.Sprintf("attempt %d", a.N), fmt.Sprintf("%s %s → %s: %s", a.InstanceID, showTime(a.ClaimedAt),
-				showTime(a.EndedAt), orDash(deref(a.Outcome))))
+	}
+	// Every attempt in wide output; otherwise the failed ones, which say why it retried.
+	for _, a := range r.Attempts {
+		if !wide && a.Error == nil {
+			continue
 		}
+		line := fmt.Sprintf("%s %s → %s: %s", a.InstanceID, showTime(a.ClaimedAt), showTime(a.EndedAt), orDash(deref(a.Outcome)))
+		if a.Error != nil {
+			line += " (" + a.Error.Code + ": " + a.Error.Message + ")"
+		}
+		row(fmt.Sprintf("attempt %d", a.N), line)
 	}
 	_ = tw.Flush()
 }

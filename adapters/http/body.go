@@ -217,6 +217,7 @@ type submitBody struct {
 	IdempotencyKey string            `json:"idempotency_key"`
 	RunKey         string            `json:"run_key"`
 	TimeoutSecs    int               `json:"timeout_secs"`
+	Retry          *runs.Retry       `json:"retry"`
 	Callback       *callbackBody     `json:"callback"`
 	Clock          string            `json:"clock"`
 }
@@ -283,7 +284,7 @@ func submitRequest(c *gin.Context) (runs.SubmitRequest, error) {
 		return req, invalidBody("field \"timeout_secs\" must be zero (no timeout) or more, not %d", b.TimeoutSecs)
 	}
 	req = runs.SubmitRequest{Config: text, Name: b.Name, Labels: b.Labels, Pool: b.Pool,
-		IdempotencyKey: b.IdempotencyKey, RunKey: b.RunKey, TimeoutSecs: b.TimeoutSecs}
+		IdempotencyKey: b.IdempotencyKey, RunKey: b.RunKey, TimeoutSecs: b.TimeoutSecs, Retry: b.Retry}
 	if b.Callback != nil {
 		if strings.TrimSpace(b.Callback.URL) == "" {
 			return req, invalidBody("field \"callback.url\" is required when callback is set")

@@ -33,7 +33,15 @@ func schemas() obj {
 		"shards":       nullable(ref("ShardSummary")),
 		"attempts":     obj{"type": "array", "items": ref("Attempt")},
 		"template":     nullable(ref("TemplateRef")),
+		"retry":        nullable(ref("Retry")),
+		"not_before":   timestamp("RFC 3339 UTC; when a pending run waiting for its retry may be claimed again, else null"),
 	}
+	retry := obj{"max_attempts": obj{"type": "integer", "minimum": 1, "maximum": 100, "description": "attempts in all, the first included (default 3)"},
+		"initial_secs": obj{"type": "number", "exclusiveMinimum": 0, "description": "the wait before the first retry, the top of its jitter (default 10)"},
+		"max_secs":     obj{"type": "number", "exclusiveMinimum": 0, "maximum": 86400, "description": "the longest wait (default 600)"},
+		"multiplier":   obj{"type": "number", "minimum": 1, "description": "growth of each wait over the one before (default 2)"},
+		"on": obj{"type": "string", "enum": []any{"transient", "any"},
+			"description": "transient: failures a connector marks transient; any: all but config errors, refusals and timeouts (default transient)"}}
 	owner := obj{"instance_id": str(""), "listen": str("host:port of the member's API")}
 	stats := obj{"rows_read": integer(""), "rows_written": integer(""), "pages": integer(""), "bytes": integer(""), "elapsed_ms": integer("")}
 	runErr := obj{"code": obj{"type": "string", "enum": []any{"pipeline_error", "config_error", "vault_key_missing",
@@ -42,7 +50,8 @@ func schemas() obj {
 		"message": str("")}
 	shards := obj{"total": integer(""), "pending": integer(""), "running": integer(""), "completed": integer(""), "failed": integer(""), "cancelled": integer("")}
 	attempt := obj{"n": integer("1-based"), "instance_id": str(""), "claimed_at": timestamp(""), "ended_at": timestamp("null while the attempt runs"),
-		"outcome": obj{"type": []any{"string", "null"}, "enum": []any{"completed", "failed", "cancelled", "lost", "handed_back", nil}}}
+		"outcome": obj{"type": []any{"string", "null"}, "enum": []any{"completed", "failed", "cancelled", "lost", "handed_back", nil}},
+		"error":   nullable(ref("RunError"))}
 	template := obj{"id": str(""), "version": integer("")}
 	callback := obj{
 		"url":          str("where the result is POSTed"),
@@ -57,6 +66,7 @@ func schemas() obj {
 		"idempotency_key": str("replays answer the original run"),
 		"run_key":         str("unique per pipeline key; a second submit answers the existing run"),
 		"timeout_secs":    obj{"type": "integer", "minimum": 0, "description": "running time across attempts; 0 = none"},
+		"retry":           ref("RetryRequest"),
 		"callback":        ref("Callback"),
 		"clock":           obj{"type": "string", "format": "date-time", "description": "the logical instant (RFC 3339)"},
 	}
@@ -104,6 +114,8 @@ func schemas() obj {
 		"RunError":        object(all(runErr), runErr),
 		"ShardSummary":    object(all(shards), shards),
 		"Attempt":         object(all(attempt), attempt),
+		"Retry":           object(all(retry), retry),
+		"RetryRequest":    object(nil, retry),
 		"TemplateRef":     object(all(template), template),
 		"Callback":        object([]string{"url"}, callback),
 		"SubmitRequest":   object([]string{"config"}, submitReq),

@@ -161,7 +161,7 @@ func TestSubmitSchemaMatchesTheDecoder(t *testing.T) {
 	samples := map[string]any{
 		"config": "a: 1", "name": "n", "labels": map[string]string{"a": "b"}, "pool": "p", "idempotency_key": "k",
 		"run_key": "rk", "timeout_secs": 1, "callback": map[string]any{"url": "http://h", "on": []string{"failed"}, "extra_fields": map[string]any{}},
-		"clock": "2026-01-01T00:00:00Z",
+		"clock": "2026-01-01T00:00:00Z", "retry": map[string]any{"max_attempts": 2, "on": "any"},
 	}
 	for _, p := range schemaProps(t, doc, "SubmitRequest") {
 		v, ok := samples[p]

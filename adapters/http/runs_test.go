@@ -182,8 +182,8 @@ func TestGetRunResource(t *testing.T) {
 		"started_at": "2026-03-04T05:06:09Z", "finished_at": "2026-03-04T05:06:16Z",
 		"stats": {"rows_read": 10, "rows_written": 9, "pages": 2, "bytes": 300, "elapsed_ms": 7000},
 		"error": null, "shards": null,
-		"attempts": [{"n": 1, "instance_id": "i-1", "claimed_at": "2026-03-04T05:06:08Z", "ended_at": "2026-03-04T05:06:16Z", "outcome": "completed"}],
-		"template": null
+		"attempts": [{"n": 1, "instance_id": "i-1", "claimed_at": "2026-03-04T05:06:08Z", "ended_at": "2026-03-04T05:06:16Z", "outcome": "completed", "error": null}],
+		"template": null, "retry": null, "not_before": null
 	}`, rec.Body.String())
 	require.NotContains(t, rec.Body.String(), "secret", "the config never shows")
 }
@@ -208,6 +208,26 @@ func TestGetRunResourceOptionalParts(t *testing.T) {
 	att := m["attempts"].([]any)[0].(map[string]any)
 	require.Nil(t, att["ended_at"])
 	require.Nil(t, att["outcome"])
+}
+
+// A run waiting for its retry shows its policy, when it is due, and why each attempt
+// failed (SPEC §14.5), with secrets masked in the attempt errors too.
+func TestGetRunResourceRetry(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ended := t0.Add(time.Second)
+	e.runs.get = func(_ runs.Principal, id string) (*runs.Record, error) {
+		p, err := runs.Retry{MaxAttempts: 4, InitialSecs: 5, On: "any"}.Policy()
+		require.NoError(t, err)
+		return &runs.Record{ID: id, Name: "n", Status: "pending", CreatedAt: t0, Retry: p, NotBefore: t0.Add(time.Minute),
+			Attempts: []runs.Attempt{{N: 1, InstanceID: "i-2", ClaimedAt: t0, EndedAt: &ended, Outcome: "failed",
+				ErrorCode: "pipeline_error", ErrorMessage: "source postgres://u:pw@h/db: connection reset"}}}, nil
+	}
+	m := decode(t, e.do(t, http.MethodGet, "/v1/runs/r-3", viewerToken, nil))
+	require.Equal(t, map[string]any{"max_attempts": 4.0, "initial_secs": 5.0, "max_secs": 600.0, "multiplier": 2.0, "on": "any"}, m["retry"])
+	require.Equal(t, "2026-03-04T05:07:07Z", m["not_before"])
+	att := m["attempts"].([]any)[0].(map[string]any)
+	require.Equal(t, map[string]any{"code": "pipeline_error", "message": "source postgres://REDACTED@h/db: connection reset"}, att["error"])
 }
 
 func TestGetRefusesQueryParams(t *testing.T) {

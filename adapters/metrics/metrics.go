@@ -51,6 +51,7 @@ type Metrics struct {
 	runsClaimed     prometheus.Counter
 	runsReclaimed   *prometheus.CounterVec
 	runsTotal       *prometheus.CounterVec
+	runsRetried     *prometheus.CounterVec
 	runsInFlight    prometheus.Gauge
 	historyDown     prometheus.Gauge
 	claimLatency    *prometheus.HistogramVec
@@ -98,6 +99,10 @@ func New(opts Options) *Metrics {
 			Name: "sluice_serve_runs_total",
 			Help: "Terminal transitions made by this member, by pipeline, status and reason.",
 		}, []string{"pipeline", "status", "reason"}),
+		runsRetried: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sluice_serve_run_retries_total",
+			Help: "Failed attempts of runs (or of their shards) this member sent back to pending for a retry, by pipeline.",
+		}, []string{"pipeline"}),
 		runsInFlight: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "sluice_serve_runs_in_flight",
 			Help: "Runs executing on this member.",
@@ -174,7 +179,7 @@ func New(opts Options) *Metrics {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.clusterEnabled, m.clusterInstances,
-		m.runsClaimed, m.runsReclaimed, m.runsTotal, m.runsInFlight, m.historyDown,
+		m.runsClaimed, m.runsReclaimed, m.runsTotal, m.runsRetried, m.runsInFlight, m.historyDown,
 		m.claimLatency, m.shardsClaimed, m.shardsReclaimed,
 		m.requests, m.requestDuration,
 		m.rows, m.pages, m.runDuration, m.lastSuccess,
@@ -194,6 +199,7 @@ func (m *Metrics) zeroPipeline(label string) {
 		m.runDuration.WithLabelValues(label, st)
 	}
 	m.lastSuccess.WithLabelValues(label)
+	m.runsRetried.WithLabelValues(label)
 }
 
 // knownOutcomes are the (status, reason) pairs of sluice_serve_runs_total every known

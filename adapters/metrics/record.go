@@ -45,6 +45,11 @@ func (m *Metrics) PipelineConnectors(pipeline, source, sink string) {
 	}
 }
 
+// RunRetried counts one failed attempt sent back to pending for a retry.
+func (m *Metrics) RunRetried(pipeline string) {
+	m.runsRetried.WithLabelValues(m.pipelines.label(pipeline)).Inc()
+}
+
 // InFlight reports how many runs execute on this member.
 func (m *Metrics) InFlight(n int) { m.runsInFlight.Set(float64(n)) }
 

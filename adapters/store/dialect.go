@@ -33,6 +33,9 @@ type dialect struct {
 	// closeAttempt is the attempts column with its last record ended now; its one
 	// argument is the outcome.
 	closeAttempt string
+	// closeAttemptErr is closeAttempt with the attempt's error; arguments: the outcome,
+	// the error code and message (NULL for none).
+	closeAttemptErr string
 	// forUpdate locks the selected rows inside a transaction; SQLite's immediate
 	// transactions already exclude every other writer.
 	forUpdate string

@@ -135,6 +135,9 @@ func (s *Store) Finish(ctx context.Context, owner string, ref cluster.Ref, o clu
 	if !to.Terminal() {
 		return &run.TransitionError{From: run.Running, To: to}
 	}
+	if o.Retry && to != run.Failed {
+		return fmt.Errorf("finish run %s: only a failed attempt is retried, not a %s one", ref.ID, to)
+	}
 	logRows, err := prepareLogs(o.Logs)
 	if err != nil {
 		return fmt.Errorf("finish run %s: %w", ref.ID, err)
@@ -165,6 +168,11 @@ func (s *Store) Finish(ctx context.Context, owner string, ref cluster.Ref, o clu
 				return fmt.Errorf("write the run's last log lines: %w", err)
 			}
 		}
+		if rec.Status == string(run.Pending) {
+			// Retried: the run keeps its key, its sealed secrets and its callback. Nobody
+			// is woken: it is not claimable before its delay (see NextDue).
+			return nil
+		}
 		if err := s.terminalWrites(ctx, tx, rec, build); err != nil {
 			return err
 		}
@@ -192,18 +200,24 @@ type finishRow struct {
 // lines go as five arrays, so the statement's text is the same for any number of lines
 // (none included) and one prepared statement serves every finish.
 func (s *Store) finishStatement(owner string, ref cluster.Ref, o cluster.Outcome, logRows []logRow, addLines int, addBytes int64) (string, []any) {
-	update := `UPDATE sluice_runs SET status = ?,
+	// A retry (the domain decided it: run.Run.Fail) returns the run to pending, due after
+	// the delay — unless its cancel was requested meanwhile, which the domain ends failed:
+	// "retry" below is that one condition, written three times over the row as it was.
+	update := `UPDATE sluice_runs SET status = CASE WHEN ? AND NOT cancel_requested THEN 'pending' ELSE ? END,
   rows_read = ?, rows_written = ?, pages = ?, bytes = ?, elapsed_ms = elapsed_base_ms + ?,
-  error_code = ?, error_message = ?, finished_at = {now},
+  error_code = ?, error_message = ?,
+  finished_at = CASE WHEN ? AND NOT cancel_requested THEN NULL ELSE {now} END,
+  not_before = CASE WHEN ? AND NOT cancel_requested THEN {now} + ? ELSE not_before END,
   owner = NULL, owner_listen = NULL, lease_expires_at = NULL,
   log_lines = CASE WHEN log_truncated THEN log_lines ELSE log_lines + ? END,
   log_bytes = CASE WHEN log_truncated THEN log_bytes ELSE log_bytes + ? END,
-  attempts = ` + s.d.closeAttempt + `
+  attempts = ` + s.d.closeAttemptErr + `
 WHERE ` + preparedFence + `
 RETURNING ` + runCols("")
-	args := []any{o.Status, o.Stats.RowsRead, o.Stats.RowsWritten, o.Stats.Pages, o.Stats.Bytes, o.Stats.ElapsedMS,
-		nullIfEmpty(o.ErrorCode), nullIfEmpty(o.ErrorMessage), addLines, addBytes,
-		o.Status, ref.ID, owner, ref.Epoch, string(run.Running)}
+	code, msg := nullIfEmpty(o.ErrorCode), nullIfEmpty(o.ErrorMessage)
+	args := []any{o.Retry, o.Status, o.Stats.RowsRead, o.Stats.RowsWritten, o.Stats.Pages, o.Stats.Bytes, o.Stats.ElapsedMS,
+		code, msg, o.Retry, o.Retry, o.RetryDelay.Milliseconds(), addLines, addBytes,
+		o.Status, code, msg, ref.ID, owner, ref.Epoch, string(run.Running)}
 	queued := func(t string) string {
 		return `(SELECT min(q.id) FROM sluice_runs q
   WHERE q.tenant = ` + t + `.tenant AND q.name = ` + t + `.name AND q.status = 'queued') AS queued_id`

@@ -39,7 +39,7 @@ func TestGenericPlansOfTheHotStatements(t *testing.T) {
 SELECT 'r' || lpad(g::text, 6, '0'), 'p', '', 'default', CASE WHEN g <= 20000 THEN 'completed' ELSE 'pending' END,
   '{}', 'api', NULL, '2026-01-01', 0, FALSE, 0, 1, 3, '[]', CASE WHEN g <= 20000 THEN 'm' END, NULL,
   1, NULL, FALSE, 0, 'x', FALSE, NULL, NULL, 0, 0, 0, 0, 0, 0, 0, NULL, NULL, 0, 0, FALSE,
-  g, g, g, CASE WHEN g <= 20000 THEN g END
+  g, g, g, CASE WHEN g <= 20000 THEN g END, NULL, 0
 FROM generate_series(1, 22000) g`)
 	require.NoError(t, err)
 	_, err = s.db.ExecContext(ctx, "ANALYZE sluice_runs")
@@ -56,7 +56,7 @@ FROM generate_series(1, 22000) g`)
 	plan = genericPlan(ctx, t, s, finish)
 	// The run is found by its id in an index (the key, or status and id), never among
 	// all running runs; its key's oldest queued run comes from the queued index.
-	require.Regexp(t, `Update on sluice_runs[^\n]*\n\s*->\s*Index Scan using \w+ on sluice_runs [^\n]*\n\s*Index Cond: [^\n]*id = \$12`, plan)
+	require.Regexp(t, `Update on sluice_runs[^\n]*\n\s*->\s*Index Scan using \w+ on sluice_runs [^\n]*\n\s*Index Cond: [^\n]*id = \$18`, plan)
 	require.NotContains(t, plan, "sluice_runs_owner", plan)
 	require.NotContains(t, plan, "sluice_runs_lease", plan)
 	require.Contains(t, plan, "using sluice_runs_queued on sluice_runs q", plan)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/sluicehq/sluice/application/cluster"
 	"github.com/sluicehq/sluice/application/runs"
+	"github.com/sluicehq/sluice/domain/run"
 )
 
 // runColumns are the sluice_runs columns a Record is read from, in runRow order.
@@ -18,6 +19,7 @@ var runColumns = []string{
 	"config_sealed", "callback", "template_id", "template_version", "shard_count",
 	"rows_read", "rows_written", "pages", "bytes", "elapsed_ms", "error_code", "error_message",
 	"log_lines", "log_bytes", "log_truncated", "created_at", "claimed_at", "started_at", "finished_at",
+	"retry", "not_before",
 }
 
 // runCols is runColumns as a select list, optionally qualified by a table alias.
@@ -71,6 +73,8 @@ type runRow struct {
 	ClaimedAt       int64  `bun:"claimed_at"`
 	StartedAt       int64  `bun:"started_at"`
 	FinishedAt      int64  `bun:"finished_at"`
+	Retry           string `bun:"retry"`
+	NotBefore       int64  `bun:"not_before"`
 }
 
 // attemptJSON is one element of the attempts column: times in Unix milliseconds.
@@ -80,6 +84,9 @@ type attemptJSON struct {
 	ClaimedAt  int64  `json:"claimed_at"`
 	EndedAt    *int64 `json:"ended_at,omitempty"`
 	Outcome    string `json:"outcome,omitempty"`
+	// ErrorCode and ErrorMessage are why a failed attempt failed; JSON null otherwise.
+	ErrorCode    *string `json:"error_code,omitempty"`
+	ErrorMessage *string `json:"error_message,omitempty"`
 }
 
 func (r *runRow) record() (*runs.Record, error) {
@@ -98,8 +105,13 @@ func (r *runRow) record() (*runs.Record, error) {
 		},
 		ErrorCode: r.ErrorCode, ErrorMessage: r.ErrorMessage, LogLines: r.LogLines,
 		LogBytes: r.LogBytes, LogTruncated: r.LogTruncated, CreatedAt: fromMS(r.CreatedAt), ClaimedAt: fromMS(r.ClaimedAt),
-		StartedAt: fromMS(r.StartedAt), FinishedAt: fromMS(r.FinishedAt),
+		StartedAt: fromMS(r.StartedAt), FinishedAt: fromMS(r.FinishedAt), NotBefore: fromMS(r.NotBefore),
 	}
+	retry, err := decodeRetry(r.ID, r.Retry)
+	if err != nil {
+		return nil, err
+	}
+	rec.Retry = retry
 	if r.Labels != "" && r.Labels != "{}" {
 		if err := json.Unmarshal([]byte(r.Labels), &rec.Labels); err != nil {
 			return nil, fmt.Errorf("run %s: stored labels are not a JSON object: %w", r.ID, err)
@@ -116,7 +128,8 @@ func (r *runRow) record() (*runs.Record, error) {
 		return nil, err
 	}
 	for _, a := range atts {
-		ra := runs.Attempt{N: a.N, InstanceID: a.InstanceID, ClaimedAt: fromMS(a.ClaimedAt), Outcome: a.Outcome}
+		ra := runs.Attempt{N: a.N, InstanceID: a.InstanceID, ClaimedAt: fromMS(a.ClaimedAt), Outcome: a.Outcome,
+			ErrorCode: deref(a.ErrorCode), ErrorMessage: deref(a.ErrorMessage)}
 		if a.EndedAt != nil {
 			t := fromMS(*a.EndedAt)
 			ra.EndedAt = &t
@@ -124,6 +137,37 @@ func (r *runRow) record() (*runs.Record, error) {
 		rec.Attempts = append(rec.Attempts, ra)
 	}
 	return rec, nil
+}
+
+// decodeRetry reads the retry column: NULL (or "") is no policy.
+func decodeRetry(id, raw string) (*run.Retry, error) {
+	if raw == "" {
+		return nil, nil
+	}
+	var r runs.Retry
+	if err := json.Unmarshal([]byte(raw), &r); err != nil {
+		return nil, fmt.Errorf("run %s: stored retry policy is not JSON: %w", id, err)
+	}
+	return r.PolicyOf(), nil
+}
+
+// encodeRetry writes the retry column: nil is NULL.
+func encodeRetry(p *run.Retry) (any, error) {
+	if p == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(runs.RetryOf(p))
+	if err != nil {
+		return nil, fmt.Errorf("retry: %w", err)
+	}
+	return string(b), nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
 
 func decodeAttempts(id, raw string) ([]attemptJSON, error) {
@@ -151,7 +195,7 @@ func callbackInput(rec *runs.Record) runs.CallbackInput {
 func claimedColumns(prefix string) string {
 	cols := []string{"id", "name", "tenant", "pool", "lease_epoch", "attempt", "max_attempts",
 		"config", "config_sealed", "timeout_secs", "elapsed_ms", "logical_at", "run_date",
-		"created_at", "shard_count"}
+		"created_at", "shard_count", "retry"}
 	return prefix + strings.Join(cols, ", "+prefix)
 }
 
@@ -171,10 +215,15 @@ type claimedRow struct {
 	RunDate     string `bun:"run_date"`
 	CreatedAt   int64  `bun:"created_at"`
 	ShardCount  int    `bun:"shard_count"`
+	Retry       string `bun:"retry"`
 }
 
+// claimed is the claim as the member sees it. A retry policy that does not read back
+// (it was validated when stored, so only a damaged row) is dropped: the run then fails
+// for good rather than not at all.
 func (c claimedRow) claimed() cluster.Claimed {
-	return cluster.Claimed{
+	retry, _ := decodeRetry(c.ID, c.Retry)
+	return cluster.Claimed{Retry: retry,
 		ID: c.ID, Name: c.Name, Tenant: c.Tenant, Pool: c.Pool, Epoch: c.LeaseEpoch,
 		Attempt: c.Attempt, MaxAttempts: c.MaxAttempts, Config: c.Config, Sealed: c.Sealed,
 		TimeoutSecs: c.TimeoutSecs, ElapsedMS: c.ElapsedMS, LogicalAt: fromMS(c.LogicalAt),

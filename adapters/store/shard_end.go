@@ -115,14 +115,26 @@ func (s *Store) FinishShard(ctx context.Context, owner string, ref cluster.Shard
 	if !to.Terminal() {
 		return "", &shard.TransitionError{From: shard.Running, To: to}
 	}
+	if o.Retry && to != shard.Failed {
+		return "", fmt.Errorf("finish shard %d of run %s: only a failed attempt is retried, not a %s one", ref.Index, ref.RunID, to)
+	}
 	parent, err := s.inShardTx(ctx, ref, func(ctx context.Context, tx bun.Tx, cancelled bool) (string, error) {
-		res, err := tx.NewRaw(s.q(`UPDATE sluice_shards SET status = ?,
-  rows_read = ?, rows_written = ?, pages = ?, bytes = ?, elapsed_ms = elapsed_base_ms + ?,
-  error_code = ?, error_message = ?, finished_at = {now},
-  owner = NULL, owner_listen = NULL, lease_expires_at = NULL
-WHERE `+shardFence), o.Status, o.Stats.RowsRead, o.Stats.RowsWritten, o.Stats.Pages, o.Stats.Bytes,
+		// A retry (shard.Shard.Fail decided it) returns the shard to pending, due after the
+		// delay; the run's requested cancel ends it failed instead, as the domain rules.
+		retry := o.Retry && !cancelled
+		end := `status = ?, finished_at = {now}`
+		args := []any{o.Status}
+		if retry {
+			end, args = `status = 'pending', not_before = {now} + ?`, []any{o.RetryDelay.Milliseconds()}
+		}
+		args = append(args, o.Stats.RowsRead, o.Stats.RowsWritten, o.Stats.Pages, o.Stats.Bytes,
 			o.Stats.ElapsedMS, nullIfEmpty(o.ErrorCode), nullIfEmpty(o.ErrorMessage),
-			ref.RunID, ref.Index, owner, ref.Epoch).Exec(ctx)
+			ref.RunID, ref.Index, owner, ref.Epoch)
+		res, err := tx.NewRaw(s.q(`UPDATE sluice_shards SET `+end+`,
+  rows_read = ?, rows_written = ?, pages = ?, bytes = ?, elapsed_ms = elapsed_base_ms + ?,
+  error_code = ?, error_message = ?,
+  owner = NULL, owner_listen = NULL, lease_expires_at = NULL
+WHERE `+shardFence), args...).Exec(ctx)
 		if err := fenced(ref, res, err); err != nil {
 			return "", err
 		}
@@ -130,6 +142,9 @@ WHERE `+shardFence), o.Status, o.Stats.RowsRead, o.Stats.RowsWritten, o.Stats.Pa
 			if err := s.appendLogs(ctx, tx, ref.RunID, o.Logs); err != nil {
 				return "", fmt.Errorf("write the shard's last log lines: %w", err)
 			}
+		}
+		if retry {
+			return "", nil
 		}
 		return s.settleParent(ctx, tx, ref.RunID, cancelled, build)
 	})

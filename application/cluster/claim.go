@@ -7,7 +7,8 @@ import (
 
 // claimLoop claims pending runs up to free capacity and starts a worker for each. A full
 // batch claims again at once (more may be waiting); otherwise it sleeps until a wake-up
-// (a submission, a finished run) or the poll interval. It never claims while draining or
+// (a submission, a finished run), the poll interval or the earliest waiting retry coming
+// due (claimWait), whichever is first. It never claims while draining or
 // while its own lease renewals fail (§4.9): a member that cannot renew must not take on
 // work it could not keep.
 func (m *Member) claimLoop() {
@@ -26,7 +27,7 @@ func (m *Member) claimLoop() {
 		} else if tried {
 			backlog = false
 		}
-		timer.Reset(m.cfg.PollInterval)
+		timer.Reset(m.claimWait())
 		select {
 		case <-m.quitClaim:
 			return

@@ -148,6 +148,7 @@ func (m *Member) leaseCycle() time.Duration {
 		return 0
 	}
 	wait := m.reclaimPass()
+	m.readDue()
 	m.failUnservedPools()
 	return wait
 }

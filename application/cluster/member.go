@@ -124,6 +124,11 @@ type Deps struct {
 	// Withhold removes the row data a failed run's message may quote (a key's values, a
 	// value that did not convert) before it is logged and stored; nil keeps messages.
 	Withhold func(msg string) string
+	// Due tells the claim loop when the earliest waiting retry comes due, so it claims
+	// the retry then rather than at its next poll; nil: waiting retries wait for a poll.
+	Due DueStore
+	// Draw is the jitter of retry delays, uniform in [0, 1); nil = math/rand/v2.
+	Draw func() float64
 }
 
 // SecretSource reads the sealed secret values of a run, index n for its ${sealed:n}
@@ -162,6 +167,7 @@ type Member struct {
 	healthy      bool
 	renewFailing bool
 	lastOK       time.Time // when the last successful renewal was SENT
+	due          time.Time // when the earliest known retry comes due; zero: none known
 	startedAt    time.Time
 	drainDone    chan struct{} // non-nil once a drain started; closed when it ended
 	drainErr     error

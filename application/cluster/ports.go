@@ -9,6 +9,7 @@ import (
 	"github.com/sluicehq/sluice/application/runs"
 	"github.com/sluicehq/sluice/domain/member"
 	"github.com/sluicehq/sluice/domain/pipeline"
+	"github.com/sluicehq/sluice/domain/run"
 )
 
 // Claimed is a run this member now owns.
@@ -29,6 +30,9 @@ type Claimed struct {
 	CreatedAt   time.Time
 	// StateKeyOverride is set by callers that know it; the default is state.Key(tenant, name).
 	ShardCount int
+	// Retry is the run's retry policy (SPEC §14.5); nil: a failure is final. A shard
+	// retries under its run's policy.
+	Retry *run.Retry
 }
 
 // Ref names an owned item and the epoch it is held at.
@@ -50,6 +54,12 @@ type Outcome struct {
 	// Tenant and Name are the run's pipeline key, when the caller knows it (from its
 	// claim): the store takes the key's lock without reading them first.
 	Tenant, Name string
+	// Retry, on a failed outcome, is the domain's decision to retry (run.Run.Fail): the
+	// store returns the run (or shard) to pending, claimable RetryDelay after now by the
+	// database clock, with the attempt recorded failed — unless the run's cancel was
+	// requested meanwhile, which ends it failed as the domain rules.
+	Retry      bool
+	RetryDelay time.Duration
 }
 
 // Progress are the counters of a running execution.
@@ -103,6 +113,14 @@ type Store interface {
 	PendingByPool(ctx context.Context) (map[string]int, error)
 	// Ping checks the history answers.
 	Ping(ctx context.Context) error
+}
+
+// DueStore answers when waiting retries come due. The store implements it.
+type DueStore interface {
+	// NextDue answers how long, by the database clock, until the earliest pending run or
+	// shard that waits for its retry (not_before) becomes claimable (≤ 0: one is due);
+	// ok is false when none waits.
+	NextDue(ctx context.Context) (left time.Duration, ok bool, err error)
 }
 
 // Owner identifies the claiming member.
@@ -279,6 +297,9 @@ type Metrics interface {
 	// ShardReclaimed counts one shard whose lease expired, by outcome (requeued | failed |
 	// cancelled).
 	ShardReclaimed(outcome string)
+	// RunRetried counts one failed attempt of a run of pipeline (or of one of its shards)
+	// sent back to pending for a retry (SPEC §14.5).
+	RunRetried(pipeline string)
 }
 
 // NopMetrics discards every measurement.
@@ -292,3 +313,4 @@ func (NopMetrics) Reclaimed(string)                          {}
 func (NopMetrics) HistoryUnreachable(bool)                   {}
 func (NopMetrics) ShardClaimed()                             {}
 func (NopMetrics) ShardReclaimed(string)                     {}
+func (NopMetrics) RunRetried(string)                         {}

@@ -62,7 +62,7 @@ func (m *Member) settleSafely(e *execution, res result) (panicked bool) {
 	}()
 	switch res.act {
 	case actFinish:
-		m.finish(e, res.outcome)
+		m.finish(e, m.decide(e, res))
 	case actHandBack:
 		m.handBack(e, res.stats)
 	case actPark:
@@ -84,6 +84,9 @@ func (m *Member) finish(e *execution, o Outcome) {
 		err := m.finishOnce(ctx, e, o)
 		cancel()
 		switch {
+		case err == nil && o.Retry:
+			m.retried(e, o)
+			return
 		case err == nil:
 			m.log.Info("run finished", finishedAttrs(e, o)...)
 			return
@@ -114,7 +117,7 @@ func (m *Member) finishOnce(ctx context.Context, e *execution, o Outcome) error 
 	if e.shard == nil {
 		o.Tenant, o.Name = e.claim.Tenant, e.claim.Name
 		err := m.deps.Store.Finish(ctx, m.cfg.InstanceID, e.ref, o, m.deps.Callbacks)
-		if err == nil {
+		if err == nil && !o.Retry {
 			m.countFinished(e.claim, o)
 		}
 		return err

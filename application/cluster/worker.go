@@ -96,6 +96,9 @@ type result struct {
 	act     action
 	outcome Outcome
 	stats   Progress
+	// cause is the error a failed run failed with, when there is one: whether a
+	// connector marked it transient decides an `on: transient` retry.
+	cause error
 }
 
 // work executes one run and settles it. Nothing in here may crash the process: a panic
@@ -227,7 +230,9 @@ func (m *Member) classify(e *execution, log *slog.Logger, p Progress, err error)
 	}
 	code, msg := m.codeOf(err, run.CodePipelineError)
 	log.Error("run failed", "code", code, "error", msg)
-	return m.failed(code, msg, p)
+	res := m.failed(code, msg, p)
+	res.cause = err
+	return res
 }
 
 // stopped is the result of a run whose token fired, by cause; ok=false when it did not.

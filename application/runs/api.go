@@ -40,10 +40,12 @@ type SubmitRequest struct {
 	IdempotencyKey string
 	RunKey         string
 	TimeoutSecs    int
-	Callback       *Callback
-	Clock          *time.Time // the logical instant; nil = now
-	Params         map[string]string
-	Tenant         string // stamped tenant (tenant routes); must match a tenant principal's own
+	// Retry is the run's retry policy; it wins over the config's retry block (SPEC §14.5).
+	Retry    *Retry
+	Callback *Callback
+	Clock    *time.Time // the logical instant; nil = now
+	Params   map[string]string
+	Tenant   string // stamped tenant (tenant routes); must match a tenant principal's own
 	// RollbackOf is the run id a rollback was made from (for the audit trail).
 	RollbackOf string
 	// TemplateID and TemplateVersion record the template a run materializes (§8.1).

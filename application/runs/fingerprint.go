@@ -23,6 +23,7 @@ type fingerprintInput struct {
 	Clock       string            `json:"clock"`
 	Params      map[string]string `json:"params"`
 	RunKey      string            `json:"run_key"`
+	Retry       *Retry            `json:"retry,omitempty"` // absent keeps older fingerprints valid
 }
 
 // fingerprint hashes the request as the client sent it (name and pool as given, not as
@@ -37,6 +38,7 @@ func fingerprint(canonicalConfig []byte, req SubmitRequest, cb *Callback) (strin
 		Callback:    cb,
 		Params:      nilIfEmpty(req.Params),
 		RunKey:      req.RunKey,
+		Retry:       req.Retry,
 	}
 	if req.Clock != nil {
 		in.Clock = req.Clock.UTC().Format(time.RFC3339Nano)

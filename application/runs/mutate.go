@@ -161,6 +161,7 @@ func (s *Service) Rollback(ctx context.Context, p Principal, id string, config [
 		Labels:      rec.Labels,
 		Pool:        rec.Pool,
 		TimeoutSecs: rec.TimeoutSecs,
+		Retry:       RetryOf(rec.Retry),
 		Callback:    cb,
 		Tenant:      rec.Tenant,
 		RollbackOf:  id,

@@ -1,6 +1,10 @@
 package runs
 
-import "time"
+import (
+	"time"
+
+	"github.com/sluicehq/sluice/domain/run"
+)
 
 // Record is a run as the history stores it: the fields of the run resource (SPEC §2.9)
 // plus what the server needs to execute it. The store reads and writes Records; rules
@@ -29,8 +33,13 @@ type Record struct {
 	LeaseExpiresAt  time.Time // zero when unowned
 	CancelRequested bool
 	TimeoutSecs     int // 0 = none
-	Config          string
-	ConfigSealed    bool
+	// Retry is the run's retry policy (SPEC §14.5); nil: a failure is final.
+	Retry *run.Retry
+	// NotBefore is when a pending run that waits for its retry becomes claimable (by
+	// the history's clock); zero when it does not wait.
+	NotBefore    time.Time
+	Config       string
+	ConfigSealed bool
 	// Secrets are the sealed values of the config's ${sealed:N} tokens, index N (SPEC
 	// §7.2). Create stores them apart from the run record, in its transaction; reads of a
 	// run leave them nil.
@@ -102,6 +111,9 @@ type Attempt struct {
 	ClaimedAt  time.Time  `json:"claimed_at"`
 	EndedAt    *time.Time `json:"ended_at"`
 	Outcome    string     `json:"outcome,omitempty"` // completed|failed|cancelled|lost|handed_back
+	// ErrorCode and ErrorMessage say why a failed attempt failed ("" otherwise).
+	ErrorCode    string `json:"error_code,omitempty"`
+	ErrorMessage string `json:"error_message,omitempty"`
 }
 
 // Stats are a run's counters.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 	"unicode"
 
@@ -82,6 +83,10 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (SubmitResult, 
 	if r := pipeline.ShardRefusal(cfg, s.deps.Loader.Catalog); r != nil {
 		return SubmitResult{}, r
 	}
+	retry, err := retryPolicy(req, cfg)
+	if err != nil {
+		return SubmitResult{}, err
+	}
 	name := req.Name
 	if name == "" {
 		name = cfg.Name
@@ -124,12 +129,18 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (SubmitResult, 
 	if err != nil {
 		return SubmitResult{}, fmt.Errorf("new run id: %w", err)
 	}
+	maxAttempts := s.cfg.MaxAttempts
+	if retry != nil {
+		// The reclaim cap counts every claim, retries included: a run allowed more
+		// attempts by its policy must not be poisoned by the retries it was granted.
+		maxAttempts = max(maxAttempts, retry.MaxAttempts)
+	}
 	// run.New holds the rules every new run obeys; the record is built from what it
 	// accepted.
 	if _, err := run.New(run.NewParams{
 		ID: id, Name: name, Pool: poolName, Tenant: req.Tenant, Labels: req.Labels,
 		TriggerKind: run.TriggerKind(req.TriggerKind), RunKey: req.RunKey,
-		MaxAttempts: s.cfg.MaxAttempts, CreatedAt: now,
+		MaxAttempts: maxAttempts, CreatedAt: now, Retry: retry,
 	}); err != nil {
 		return SubmitResult{}, invalid("", err.Error())
 	}
@@ -146,8 +157,9 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (SubmitResult, 
 		LogicalAt:       logical,
 		Serial:          req.Serial || cfg.Replication.Type == pipeline.Incremental,
 		MaxActive:       max(req.MaxActive, 1),
-		MaxAttempts:     s.cfg.MaxAttempts,
+		MaxAttempts:     maxAttempts,
 		TimeoutSecs:     req.TimeoutSecs,
+		Retry:           retry,
 		Config:          string(req.Config),
 		Callback:        cb,
 		QueueLimit:      admitted.limit,
@@ -239,6 +251,20 @@ func idempotencyScope(req SubmitRequest) string {
 		return req.Tenant
 	}
 	return "principal:" + req.Principal.Name
+}
+
+// retryPolicy is the run's retry policy: the request's, else the config's retry block,
+// else none (SPEC §14.5).
+func retryPolicy(req SubmitRequest, cfg *pipeline.Config) (*run.Retry, error) {
+	if req.Retry == nil {
+		return cfg.Retry, nil
+	}
+	p, err := req.Retry.Policy()
+	if err != nil {
+		field, msg, _ := strings.Cut(err.Error(), " ")
+		return nil, invalid(field, msg)
+	}
+	return p, nil
 }
 
 // checkSubmitFields checks the request fields that need no config.

@@ -1,6 +1,10 @@
 package runs
 
-import "time"
+import (
+	"time"
+
+	"github.com/sluicehq/sluice/domain/run"
+)
 
 // View is a run as every transport shows it — the run resource of SPEC §2.9, field for
 // field — so an agent over MCP reads the shape a REST client reads. It never carries the
@@ -26,6 +30,8 @@ type View struct {
 	Error       *ViewError        `json:"error" jsonschema:"why it failed, or null"`
 	Shards      *ShardSummary     `json:"shards" jsonschema:"its shards by status once it was split, or null"`
 	Attempts    []ViewAttempt     `json:"attempts" jsonschema:"every claim of the run, oldest first"`
+	Retry       *Retry            `json:"retry" jsonschema:"the run's retry policy, or null when a failure is final"`
+	NotBefore   *string           `json:"not_before" jsonschema:"when a pending run that waits for its retry may be claimed again, or null"`
 	Template    *ViewTemplate     `json:"template" jsonschema:"the template id and version it materializes, or null"`
 }
 
@@ -43,11 +49,12 @@ type ViewError struct {
 
 // ViewAttempt is one claim of a run.
 type ViewAttempt struct {
-	N          int     `json:"n" jsonschema:"the attempt number"`
-	InstanceID string  `json:"instance_id" jsonschema:"the member that claimed it"`
-	ClaimedAt  *string `json:"claimed_at" jsonschema:"when"`
-	EndedAt    *string `json:"ended_at" jsonschema:"when the attempt ended, or null"`
-	Outcome    *string `json:"outcome" jsonschema:"completed, failed, cancelled, lost or handed_back; null while running"`
+	N          int        `json:"n" jsonschema:"the attempt number"`
+	InstanceID string     `json:"instance_id" jsonschema:"the member that claimed it"`
+	ClaimedAt  *string    `json:"claimed_at" jsonschema:"when"`
+	EndedAt    *string    `json:"ended_at" jsonschema:"when the attempt ended, or null"`
+	Outcome    *string    `json:"outcome" jsonschema:"completed, failed, cancelled, lost or handed_back; null while running"`
+	Error      *ViewError `json:"error" jsonschema:"why a failed attempt failed, or null"`
 }
 
 // ViewTemplate names the template version a run was made from.
@@ -63,7 +70,10 @@ func NewView(r *Record, redact func(string) string) View {
 		Attempt: r.Attempt, MaxAttempts: r.MaxAttempts, CreatedAt: optionalTime(r.CreatedAt),
 		ClaimedAt: optionalTime(r.ClaimedAt), StartedAt: optionalTime(r.StartedAt),
 		FinishedAt: optionalTime(r.FinishedAt), Stats: r.Stats, Shards: r.Shards,
-		Attempts: make([]ViewAttempt, 0, len(r.Attempts))}
+		Attempts: make([]ViewAttempt, 0, len(r.Attempts)), Retry: RetryOf(r.Retry)}
+	if r.Status == string(run.Pending) {
+		out.NotBefore = optionalTime(r.NotBefore)
+	}
 	if out.Labels == nil {
 		out.Labels = map[string]string{}
 	}
@@ -77,6 +87,9 @@ func NewView(r *Record, redact func(string) string) View {
 		va := ViewAttempt{N: a.N, InstanceID: a.InstanceID, ClaimedAt: optionalTime(a.ClaimedAt), Outcome: optional(a.Outcome)}
 		if a.EndedAt != nil {
 			va.EndedAt = optionalTime(*a.EndedAt)
+		}
+		if a.ErrorCode != "" {
+			va.Error = &ViewError{Code: a.ErrorCode, Message: redact(a.ErrorMessage)}
 		}
 		out.Attempts = append(out.Attempts, va)
 	}

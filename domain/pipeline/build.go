@@ -15,7 +15,7 @@ const (
 	MaxShards = 4096
 )
 
-var topKeys = []string{"version", "name", "pool", "shard", "delivery", "replication", "pipeline", "params"}
+var topKeys = []string{"version", "name", "pool", "shard", "delivery", "replication", "retry", "pipeline", "params"}
 
 // Build validates a config tree and returns the Config. root must have its directives
 // resolved already (leaves marked Deferred are accepted as they are). Every problem is
@@ -53,6 +53,7 @@ func Build(root *Node, cat Catalog) (*Config, Errors) {
 		cfg.Delivery = Delivery(v)
 	}
 	c.replication(top["replication"], cfg)
+	c.retry(top["retry"], cfg)
 	sink := c.pipelineBlock(top["pipeline"], cfg, cat)
 	params, errs := ParseParams(top["params"])
 	c.errs = append(c.errs, errs...)

@@ -4,10 +4,12 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicehq/sluice/domain/pipeline"
+	"github.com/sluicehq/sluice/domain/run"
 )
 
 type drop struct{}
@@ -120,7 +122,7 @@ func TestBuildRefusals(t *testing.T) {
 		root *pipeline.Node
 		want string
 	}{
-		{"unknown top key", doc("colour", "red"), "colour: unknown key (known keys: version, name, pool, shard, delivery, replication, pipeline, params)"},
+		{"unknown top key", doc("colour", "red"), "colour: unknown key (known keys: version, name, pool, shard, delivery, replication, retry, pipeline, params)"},
 		{"version missing", doc("version", drop{}), "version: required: write version: 1"},
 		{"version 2", doc("version", 2), "version: must be 1"},
 		{"version text", doc("version", "one"), "version: must be an integer"},
@@ -180,6 +182,11 @@ func TestBuildRefusals(t *testing.T) {
 		{"state empty key", doc("pipeline", pipe(dbSource(), dbSink(), "state", m("key", ""))), "pipeline.state.key: must not be empty"},
 		{"state unknown", doc("pipeline", pipe(dbSource(), dbSink(), "state", m("kind", "local"))), "pipeline.state.kind: unknown key (known keys: type, key, config)"},
 		{"params", doc("params", m("n", m("type", "decimal"))), `params.n.type: must be one of string, int, float, bool, date, datetime, not "decimal"`},
+		{"retry on", doc("retry", m("on", "sometimes")), `retry.on: must be one of transient, any, not "sometimes"`},
+		{"retry attempts", doc("retry", m("max_attempts", 0)), "retry.max_attempts: must be between 1 and 100"},
+		{"retry initial", doc("retry", m("initial_secs", -1)), "retry.initial_secs: must be a number of seconds above 0"},
+		{"retry max below initial", doc("retry", m("initial_secs", 30, "max_secs", 5)), "retry.max_secs: (5s) must be ≥ initial_secs"},
+		{"retry unknown", doc("retry", m("attempts", 3)), "retry.attempts: unknown key"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -192,6 +199,19 @@ func TestBuildRefusals(t *testing.T) {
 			require.NotContains(t, errs.Error(), "secret", "values must not be echoed")
 		})
 	}
+}
+
+func TestBuildRetry(t *testing.T) {
+	t.Parallel()
+	cfg, errs := pipeline.Build(doc(), testCatalog())
+	require.Empty(t, errs)
+	require.Nil(t, cfg.Retry, "no retry block: a failure is final")
+
+	cfg, errs = pipeline.Build(doc("retry", m("max_attempts", 5, "initial_secs", 0.5, "on", "any")), testCatalog())
+	require.Empty(t, errs)
+	want := pipeline.DefaultRetry()
+	want.MaxAttempts, want.Backoff.Initial, want.On = 5, 500*time.Millisecond, run.RetryAny
+	require.Equal(t, &want, cfg.Retry)
 }
 
 func TestBuildReportsEveryError(t *testing.T) {
@@ -232,7 +252,7 @@ func TestBuildPositions(t *testing.T) {
 	root.Fields[len(root.Fields)-1].KeyPos = pipeline.Pos{Line: 20, Column: 1}
 	_, errs := pipeline.Build(root, testCatalog())
 	require.Len(t, errs, 2)
-	require.Equal(t, "colour: unknown key (known keys: version, name, pool, shard, delivery, replication, pipeline, params) (line 20, column 1)", errs[0].String())
+	require.Equal(t, "colour: unknown key (known keys: version, name, pool, shard, delivery, replication, retry, pipeline, params) (line 20, column 1)", errs[0].String())
 	// A cross-field rule only knows the path; Build finds where the config block is.
 	require.Equal(t, pipeline.FieldError{Path: "pipeline.sink.config.key", Pos: pipeline.Pos{Line: 9, Column: 13}, Message: "required when write_mode is upsert"}, errs[1])
 }

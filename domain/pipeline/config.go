@@ -1,5 +1,7 @@
 package pipeline
 
+import "github.com/sluicehq/sluice/domain/run"
+
 // Delivery is the write guarantee of a pipeline (SPEC §1.7).
 type Delivery string
 
@@ -42,6 +44,7 @@ type Config struct {
 	Sink        Connector
 	State       State
 	Params      []Param
+	Retry       *run.Retry // the run's retry policy (SPEC §14.5); nil: no retry
 }
 
 // Replication is the replication block.

@@ -24,6 +24,7 @@ type Attempt struct {
 	ClaimedAt  time.Time
 	EndedAt    time.Time // zero while the attempt is open
 	Outcome    Outcome   // "" while the attempt is open
+	Error      *Error    // why a failed attempt failed; nil otherwise
 }
 
 // Open reports whether the attempt has not ended yet.

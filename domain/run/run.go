@@ -40,6 +40,8 @@ type Run struct {
 	finishedAt      time.Time
 	err             *Error
 	attempts        []Attempt
+	retry           *Retry    // nil: a failure is final
+	notBefore       time.Time // a pending run waiting for its retry is not claimed before it
 }
 
 // NewParams is what a new run is made of. The pool must already be resolved
@@ -56,6 +58,7 @@ type NewParams struct {
 	MaxAttempts int
 	CreatedAt   time.Time
 	Queued      bool
+	Retry       *Retry // nil: no retry (SPEC §14.5)
 }
 
 // New validates p and returns a run in pending (or queued) status. Every problem found is
@@ -91,6 +94,11 @@ func New(p NewParams) (*Run, error) {
 	if p.MaxAttempts < 1 {
 		errs = append(errs, fmt.Errorf("max_attempts must be at least 1 (got %d): set --cluster-max-attempts", p.MaxAttempts))
 	}
+	if p.Retry != nil {
+		if err := p.Retry.Validate("retry"); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if p.CreatedAt.IsZero() {
 		errs = append(errs, errors.New("created_at must be set"))
 	}
@@ -109,6 +117,7 @@ func New(p NewParams) (*Run, error) {
 		status:      StatusNew,
 		maxAttempts: p.MaxAttempts,
 		createdAt:   p.CreatedAt,
+		retry:       cloneRetry(p.Retry),
 	}
 	first := Pending
 	if p.Queued {
@@ -168,6 +177,8 @@ type Snapshot struct {
 	FinishedAt      time.Time // zero until terminal
 	Error           *Error
 	Attempts        []Attempt
+	Retry           *Retry
+	NotBefore       time.Time // zero unless the run waits for a retry
 }
 
 // Rehydrate rebuilds a run from what the store read. It is the only way back from the
@@ -191,7 +202,9 @@ func Rehydrate(s Snapshot) *Run {
 		startedAt:       s.StartedAt,
 		finishedAt:      s.FinishedAt,
 		err:             cloneError(s.Error),
-		attempts:        slices.Clone(s.Attempts),
+		attempts:        cloneAttempts(s.Attempts),
+		retry:           cloneRetry(s.Retry),
+		notBefore:       s.NotBefore,
 	}
 }
 
@@ -215,7 +228,9 @@ func (r *Run) Snapshot() Snapshot {
 		StartedAt:       r.startedAt,
 		FinishedAt:      r.finishedAt,
 		Error:           cloneError(r.err),
-		Attempts:        slices.Clone(r.attempts),
+		Attempts:        cloneAttempts(r.attempts),
+		Retry:           cloneRetry(r.retry),
+		NotBefore:       r.notBefore,
 	}
 }
 
@@ -238,7 +253,9 @@ func (r *Run) ClaimedAt() time.Time      { return r.claimedAt }
 func (r *Run) StartedAt() time.Time      { return r.startedAt }
 func (r *Run) FinishedAt() time.Time     { return r.finishedAt }
 func (r *Run) Error() *Error             { return cloneError(r.err) }
-func (r *Run) Attempts() []Attempt       { return slices.Clone(r.attempts) }
+func (r *Run) Attempts() []Attempt       { return cloneAttempts(r.attempts) }
+func (r *Run) Retry() *Retry             { return cloneRetry(r.retry) }
+func (r *Run) NotBefore() time.Time      { return r.notBefore }
 
 func cloneLabels(m map[string]string) map[string]string {
 	if m == nil {
@@ -253,4 +270,21 @@ func cloneError(e *Error) *Error {
 	}
 	c := *e
 	return &c
+}
+
+func cloneRetry(p *Retry) *Retry {
+	if p == nil {
+		return nil
+	}
+	c := *p
+	return &c
+}
+
+// cloneAttempts copies attempts deeply: an attempt's error is a pointer.
+func cloneAttempts(as []Attempt) []Attempt {
+	out := slices.Clone(as)
+	for i := range out {
+		out[i].Error = cloneError(out[i].Error)
+	}
+	return out
 }

@@ -17,14 +17,19 @@ func (r *Run) transition(to Status) error {
 }
 
 // Claim gives the run to owner: pending → running. A claim spends an attempt and opens an
-// attempt record; the first claim also sets the start time.
+// attempt record; the first claim also sets the start time. A run waiting for its retry
+// is not claimed before it is due (ErrConflict).
 func (r *Run) Claim(owner string, at time.Time) error {
 	if owner == "" {
 		return errors.New("claim needs the instance id of the claiming member")
 	}
+	if r.status == Pending && at.Before(r.notBefore) {
+		return fmt.Errorf("run waits for its retry until %s: %w", r.notBefore.UTC().Format(time.RFC3339), ErrConflict)
+	}
 	if err := r.transition(Running); err != nil {
 		return err
 	}
+	r.notBefore = time.Time{}
 	r.attempt++
 	r.owner = owner
 	r.claimedAt = at
@@ -56,7 +61,7 @@ func (r *Run) Finish(status Status, e *Error, at time.Time) error {
 	if err := r.transition(status); err != nil {
 		return err
 	}
-	r.end(outcomeOf(status), at)
+	r.end(outcomeOf(status), e, at)
 	r.err = cloneError(e)
 	r.finishedAt = at
 	return nil
@@ -83,7 +88,7 @@ func (r *Run) Cancel(at time.Time) error {
 	if err := r.transition(Cancelled); err != nil {
 		return err
 	}
-	r.end(OutcomeCancelled, at)
+	r.end(OutcomeCancelled, nil, at)
 	r.finishedAt = at
 	return nil
 }
@@ -147,7 +152,7 @@ func (r *Run) stop(outcome Outcome, status Status, e *Error, at time.Time) error
 	if err := r.transition(status); err != nil {
 		return err
 	}
-	r.end(outcome, at)
+	r.end(outcome, nil, at)
 	if status.Terminal() {
 		r.err = e
 		r.finishedAt = at
@@ -155,8 +160,8 @@ func (r *Run) stop(outcome Outcome, status Status, e *Error, at time.Time) error
 	return nil
 }
 
-// end closes the open attempt, if any, and releases the owner.
-func (r *Run) end(outcome Outcome, at time.Time) {
+// end closes the open attempt, if any, with its error, and releases the owner.
+func (r *Run) end(outcome Outcome, e *Error, at time.Time) {
 	r.owner = ""
 	i := slices.IndexFunc(r.attempts, Attempt.Open)
 	if i < 0 {
@@ -164,4 +169,5 @@ func (r *Run) end(outcome Outcome, at time.Time) {
 	}
 	r.attempts[i].EndedAt = at
 	r.attempts[i].Outcome = outcome
+	r.attempts[i].Error = cloneError(e)
 }

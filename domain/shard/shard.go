@@ -23,6 +23,7 @@ type Shard struct {
 	claimedAt   time.Time
 	finishedAt  time.Time
 	err         *run.Error
+	notBefore   time.Time // a pending shard waiting for its retry is not claimed before it
 }
 
 // NewParams is what the coordinator plans for one shard.
@@ -71,6 +72,7 @@ type Snapshot struct {
 	ClaimedAt   time.Time
 	FinishedAt  time.Time
 	Error       *run.Error
+	NotBefore   time.Time
 }
 
 // Rehydrate rebuilds a shard from what the store read.
@@ -79,6 +81,7 @@ func Rehydrate(s Snapshot) *Shard {
 		runID: s.RunID, index: s.Index, pool: s.Pool, rng: s.Range, status: s.Status,
 		attempt: s.Attempt, maxAttempts: s.MaxAttempts, owner: s.Owner,
 		claimedAt: s.ClaimedAt, finishedAt: s.FinishedAt, err: cloneError(s.Error),
+		notBefore: s.NotBefore,
 	}
 }
 
@@ -88,6 +91,7 @@ func (s *Shard) Snapshot() Snapshot {
 		RunID: s.runID, Index: s.index, Pool: s.pool, Range: s.rng, Status: s.status,
 		Attempt: s.attempt, MaxAttempts: s.maxAttempts, Owner: s.owner,
 		ClaimedAt: s.claimedAt, FinishedAt: s.finishedAt, Error: cloneError(s.err),
+		NotBefore: s.notBefore,
 	}
 }
 
@@ -117,9 +121,13 @@ func (s *Shard) Claim(owner string, at time.Time) error {
 	if owner == "" {
 		return errors.New("claim needs the instance id of the claiming member")
 	}
+	if s.status == Pending && at.Before(s.notBefore) {
+		return fmt.Errorf("shard %d waits for its retry until %s: %w", s.index, s.notBefore.UTC().Format(time.RFC3339), run.ErrConflict)
+	}
 	if err := s.transition(Running); err != nil {
 		return err
 	}
+	s.notBefore = time.Time{}
 	s.attempt++
 	s.owner = owner
 	s.claimedAt = at

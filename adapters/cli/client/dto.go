@@ -26,6 +26,17 @@ type RunResource struct {
 	Shards      *ShardSummary     `json:"shards"`
 	Attempts    []Attempt         `json:"attempts"`
 	Template    *TemplateRef      `json:"template"`
+	Retry       *Retry            `json:"retry"`
+	NotBefore   *time.Time        `json:"not_before"`
+}
+
+// Retry is a run's retry policy (SPEC §14.5).
+type Retry struct {
+	MaxAttempts int     `json:"max_attempts"`
+	InitialSecs float64 `json:"initial_secs"`
+	MaxSecs     float64 `json:"max_secs"`
+	Multiplier  float64 `json:"multiplier"`
+	On          string  `json:"on"`
 }
 
 // Terminal reports whether the run has ended.
@@ -71,6 +82,7 @@ type Attempt struct {
 	ClaimedAt  *time.Time `json:"claimed_at"`
 	EndedAt    *time.Time `json:"ended_at"`
 	Outcome    *string    `json:"outcome"`
+	Error      *RunError  `json:"error"`
 }
 
 // TemplateRef names the template a run was made from.
@@ -90,6 +102,7 @@ type SubmitRequest struct {
 	TimeoutSecs    int               `json:"timeout_secs,omitempty"`
 	Callback       *Callback         `json:"callback,omitempty"`
 	Clock          *time.Time        `json:"clock,omitempty"`
+	Retry          *Retry            `json:"retry,omitempty"`
 }
 
 // Callback is a completion callback (SPEC §2.5).

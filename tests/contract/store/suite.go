@@ -40,6 +40,7 @@ func Run(t *testing.T, h Harness) {
 		{"runs", runsCases()},
 		{"admission", admissionCases()},
 		{"lease", leaseCases()},
+		{"retries", retryCases()},
 		{"reclaim", reclaimCases()},
 		{"shards", shardCases()},
 		{"pools", poolCases()},

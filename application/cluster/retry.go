@@ -1,0 +1,118 @@
+package cluster
+
+import (
+	"math/rand/v2"
+	"time"
+
+	"github.com/sluicehq/sluice/application/execute"
+	"github.com/sluicehq/sluice/domain/run"
+	"github.com/sluicehq/sluice/domain/shard"
+)
+
+// dueSlack is added to the wait for a due retry: the member's timer and the history's
+// clock (which judges not_before) tick apart, and a claim a moment early finds nothing.
+const dueSlack = 10 * time.Millisecond
+
+// decide asks the domain whether a failed attempt is retried (SPEC §14.5): run.Run.Fail
+// for a run, shard.Shard.Fail under the run's policy for a shard, each rebuilt from the
+// claim. The store applies the decision fenced by (owner, epoch). The member cannot know
+// whether the run's cancel was requested since its last look; the store does, and ends
+// such a run failed as the same verbs rule (the oracle contract case holds both to it).
+func (m *Member) decide(e *execution, res result) Outcome {
+	o := res.outcome
+	c := e.claim
+	if o.Status != string(run.Failed) || c.Retry == nil {
+		return o
+	}
+	f := run.Failure{Error: &run.Error{Code: run.ErrorCode(o.ErrorCode), Message: o.ErrorMessage},
+		Transient: execute.IsTransient(res.cause)}
+	if hint, ok := execute.RetryAfter(res.cause); ok {
+		f.Hint = hint
+	}
+	now := m.clock.Now()
+	var (
+		d   run.Decision
+		err error
+	)
+	if e.shard != nil {
+		s := shard.Rehydrate(shard.Snapshot{RunID: c.ID, Index: e.shard.Ref.Index, Pool: c.Pool,
+			Status: shard.Running, Attempt: e.shard.Attempt, MaxAttempts: e.shard.MaxAttempts, Owner: m.cfg.InstanceID})
+		d, err = s.Fail(f, c.Retry, false, now, m.draw())
+	} else {
+		r := run.Rehydrate(run.Snapshot{ID: c.ID, Name: c.Name, Pool: c.Pool, Tenant: c.Tenant,
+			Status: run.Running, Attempt: c.Attempt, MaxAttempts: c.MaxAttempts, Owner: m.cfg.InstanceID,
+			Retry: c.Retry, Attempts: []run.Attempt{{N: c.Attempt, InstanceID: m.cfg.InstanceID}}})
+		d, err = r.Fail(f, now, m.draw())
+	}
+	if err != nil {
+		// The outcome itself is malformed (an unknown code): it ends the run as it is.
+		m.log.Warn("no retry decision for a failed attempt", "run_id", c.ID, "key", e.key(), "error", err.Error())
+		return o
+	}
+	o.Retry, o.RetryDelay = d.Retry, d.Delay
+	return o
+}
+
+func (m *Member) draw() float64 {
+	if m.deps.Draw != nil {
+		return m.deps.Draw()
+	}
+	return rand.Float64() //nolint:gosec // jitter, not a secret
+}
+
+// retried counts and logs an attempt the store sent back to pending, and wakes the claim
+// loop when its delay has passed: the retry may be claimed here as well as anywhere.
+func (m *Member) retried(e *execution, o Outcome) {
+	m.metrics.RunRetried(e.claim.Name)
+	m.log.Info("attempt failed; the run is retried after a backoff", "run_id", e.claim.ID, "key", e.key(),
+		"attempt", e.claim.Attempt, "code", o.ErrorCode, "retry_in", o.RetryDelay)
+	m.armDue(o.RetryDelay)
+}
+
+// armDue makes the claim loop claim again left from now (plus dueSlack), unless it is
+// to look earlier already.
+func (m *Member) armDue(left time.Duration) {
+	at := m.clock.Now().Add(max(left, 0) + dueSlack)
+	m.mu.Lock()
+	earlier := m.due.IsZero() || at.Before(m.due)
+	if earlier {
+		m.due = at
+	}
+	m.mu.Unlock()
+	if earlier {
+		m.Wake() // the loop's wait is computed afresh, with the new instant
+	}
+}
+
+// claimWait is how long the claim loop sleeps: the poll interval, or less when a retry
+// comes due sooner. A due instant that passed is forgotten once the loop claims again.
+func (m *Member) claimWait() time.Duration {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.due.IsZero() {
+		return m.cfg.PollInterval
+	}
+	left := m.due.Sub(m.clock.Now())
+	if left <= 0 {
+		m.due = time.Time{}
+		return time.Millisecond // claim once more: it came due after the last claim
+	}
+	return min(m.cfg.PollInterval, left)
+}
+
+// readDue asks the history when the earliest waiting retry of any member comes due, so a
+// retry a peer scheduled is claimed on time here too.
+func (m *Member) readDue() {
+	if m.deps.Due == nil {
+		return
+	}
+	ctx, cancel := m.stmt(m.root)
+	left, ok, err := m.deps.Due.NextDue(ctx)
+	cancel()
+	switch {
+	case err != nil:
+		m.log.Warn("reading the earliest due retry failed", "error", m.redact(err.Error()))
+	case ok:
+		m.armDue(left)
+	}
+}

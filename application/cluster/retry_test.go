@@ -1,0 +1,93 @@
+package cluster_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sluicehq/sluice/application/cluster"
+	"github.com/sluicehq/sluice/application/execute"
+	"github.com/sluicehq/sluice/application/runs"
+	"github.com/sluicehq/sluice/domain/backoff"
+	"github.com/sluicehq/sluice/domain/run"
+)
+
+// finishTap is the fake history with every Finish reported on a channel, so a test waits
+// for the event instead of polling.
+type finishTap struct {
+	*fakeStore
+	done chan cluster.Outcome
+}
+
+func (s *finishTap) Finish(ctx context.Context, owner string, ref cluster.Ref, o cluster.Outcome, b runs.CallbackBuilder) error {
+	err := s.fakeStore.Finish(ctx, owner, ref, o, b)
+	if err == nil {
+		s.done <- o
+	}
+	return err
+}
+
+type retryMetrics struct {
+	fakeMetrics
+	retried chan string
+}
+
+func (m *retryMetrics) RunRetried(pipeline string) { m.retried <- pipeline }
+
+// retrying is a claim of a run with a retry policy, at the given attempt.
+func retrying(id string, attempt int, on run.RetryOn) cluster.Claimed {
+	c := claimed(id)
+	c.Attempt = attempt - 1 // the fake claim adds one
+	c.Retry = &run.Retry{MaxAttempts: 3, On: on,
+		Backoff: backoff.Policy{Initial: 10 * time.Second, Max: 600 * time.Second, Multiplier: 2}}
+	return c
+}
+
+// The member asks the domain (run.Run.Fail) and hands its decision to the store: a
+// transient failure below the cap is retried after the jittered delay of its attempt, the
+// last attempt and a config error are final, and each retry is counted.
+func TestMemberDecidesRetriesThroughTheDomain(t *testing.T) {
+	t.Parallel()
+	transient := &execute.Failure{Code: run.CodePipelineError, Role: execute.RoleSource, Connector: "http", Page: 2,
+		Err: execute.TransientAfter(errors.New("503 Service Unavailable"), 0)}
+	cases := []struct {
+		name  string
+		claim cluster.Claimed
+		err   error
+		want  cluster.Outcome
+	}{
+		{"first attempt, transient", retrying("r1", 1, run.RetryTransient), transient,
+			cluster.Outcome{Retry: true, RetryDelay: 5*time.Second + 2500*time.Millisecond}},
+		{"second attempt, transient", retrying("r2", 2, run.RetryTransient), transient,
+			cluster.Outcome{Retry: true, RetryDelay: 10*time.Second + 5*time.Second}},
+		{"last attempt", retrying("r3", 3, run.RetryTransient), transient, cluster.Outcome{}},
+		{"config error", retrying("r4", 1, run.RetryAny),
+			&execute.Failure{Code: run.CodeConfigError, Err: errors.New("source.table: required")}, cluster.Outcome{}},
+		{"not transient under on: transient", retrying("r5", 1, run.RetryTransient),
+			&execute.Failure{Code: run.CodePipelineError, Err: errors.New("duplicate key")}, cluster.Outcome{}},
+		{"no policy", claimed("r6"), transient, cluster.Outcome{}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			store := &finishTap{fakeStore: newFakeStore(tc.claim), done: make(chan cluster.Outcome, 1)}
+			runner := &fakeRunner{fn: func(context.Context, execute.Job) (execute.Stats, error) { return execute.Stats{}, tc.err }}
+			metrics := &retryMetrics{retried: make(chan string, 1)}
+			start(t, store.fakeStore, runner, func(_ *cluster.Config, d *cluster.Deps) {
+				d.Store = store
+				d.Metrics = metrics
+				d.Draw = func() float64 { return 0.5 }
+			})
+			o := <-store.done
+			require.Equal(t, string(run.Failed), o.Status, "the store is told failed; Retry says what the domain decided")
+			require.Equal(t, tc.want.Retry, o.Retry)
+			require.Equal(t, tc.want.RetryDelay, o.RetryDelay)
+			if tc.want.Retry {
+				require.Equal(t, "orders", <-metrics.retried)
+			}
+		})
+	}
+}
