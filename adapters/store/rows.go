@@ -151,7 +151,7 @@ func callbackInput(rec *runs.Record) runs.CallbackInput {
 func claimedColumns(prefix string) string {
 	cols := []string{"id", "name", "tenant", "pool", "lease_epoch", "attempt", "max_attempts",
 		"config", "config_sealed", "timeout_secs", "elapsed_ms", "logical_at", "run_date",
-		"created_at", "shard_count"}
+		"created_at", "shard_count", "traceparent"}
 	return prefix + strings.Join(cols, ", "+prefix)
 }
 
@@ -171,6 +171,7 @@ type claimedRow struct {
 	RunDate     string `bun:"run_date"`
 	CreatedAt   int64  `bun:"created_at"`
 	ShardCount  int    `bun:"shard_count"`
+	Traceparent string `bun:"traceparent"` // NULL when untraced
 }
 
 func (c claimedRow) claimed() cluster.Claimed {
@@ -179,6 +180,7 @@ func (c claimedRow) claimed() cluster.Claimed {
 		Attempt: c.Attempt, MaxAttempts: c.MaxAttempts, Config: c.Config, Sealed: c.Sealed,
 		TimeoutSecs: c.TimeoutSecs, ElapsedMS: c.ElapsedMS, LogicalAt: fromMS(c.LogicalAt),
 		RunDate: c.RunDate, CreatedAt: fromMS(c.CreatedAt), ShardCount: c.ShardCount,
+		Traceparent: c.Traceparent,
 	}
 }
 

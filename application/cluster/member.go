@@ -124,6 +124,9 @@ type Deps struct {
 	// Withhold removes the row data a failed run's message may quote (a key's values, a
 	// value that did not convert) before it is logged and stored; nil keeps messages.
 	Withhold func(msg string) string
+	// Tracer opens the spans of claims, run attempts, shards and finishes (SPEC §14.6)
+	// under the traceparent stored with each run; nil: execute.NopTracer.
+	Tracer execute.Tracer
 }
 
 // SecretSource reads the sealed secret values of a run, index n for its ${sealed:n}
@@ -199,6 +202,9 @@ func New(cfg Config, deps Deps) (*Member, error) {
 	}
 	if deps.Clock == nil {
 		deps.Clock = systemClock{}
+	}
+	if deps.Tracer == nil {
+		deps.Tracer = execute.NopTracer{}
 	}
 	if deps.Log == nil {
 		deps.Log = slog.New(slog.DiscardHandler)

@@ -29,6 +29,9 @@ type Claimed struct {
 	CreatedAt   time.Time
 	// StateKeyOverride is set by callers that know it; the default is state.Key(tenant, name).
 	ShardCount int
+	// Traceparent is the submission's W3C traceparent (runs.Record.Traceparent): the
+	// spans of this execution join that trace; "" starts a new one.
+	Traceparent string
 }
 
 // Ref names an owned item and the epoch it is held at.

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/sluicehq/sluice/application/execute"
 	"github.com/sluicehq/sluice/domain/pipeline"
 	"github.com/sluicehq/sluice/domain/run"
 )
@@ -69,6 +70,7 @@ func (m *Member) coordinate(e *execution, log *slog.Logger, cfg *pipeline.Config
 	switch {
 	case err == nil:
 		log.Info("run split into shards", "shards", len(plan), "shard_count", c.ShardCount)
+		e.span.Event("split into shards", execute.A("shards", len(plan)))
 		m.shardsHint.Store(true) // the claim loop, woken when this run's slot frees, takes some
 		return result{act: actSharded}, true
 	case errors.Is(err, run.ErrLeaseLost):
