@@ -119,6 +119,14 @@ func (t *Tracer) Shutdown(ctx context.Context) error {
 	return nil
 }
 
+// Flush exports the spans ended so far; ctx bounds the wait.
+func (t *Tracer) Flush(ctx context.Context) error {
+	if err := t.provider.ForceFlush(ctx); err != nil {
+		return fmt.Errorf("flush traces: %w", err)
+	}
+	return nil
+}
+
 // Start opens a span under the one ctx carries (or its remote parent).
 func (t *Tracer) Start(ctx context.Context, name string, attrs ...execute.Attr) (context.Context, execute.Span) {
 	ctx, s := t.tracer.Start(ctx, name, trace.WithAttributes(convert(attrs)...))

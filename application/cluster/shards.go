@@ -123,10 +123,10 @@ func (m *Member) countShardReclaim(got ShardReclaim) bool {
 		m.log.Info("reclaimed a shard whose lease expired", "run_id", r.RunID, "shard", r.Index, "outcome", r.Outcome)
 		m.audit(ActionShardReclaimed, r.RunID, map[string]any{"shard": r.Index, "outcome": r.Outcome})
 		requeued = requeued || r.Outcome == "requeued"
-		m.runEnded(r.RunID, "", r.Parent)
+		m.runEnded(r.RunID, got.Names[r.RunID], r.Parent)
 	}
 	for id, status := range got.Settled {
-		m.runEnded(id, "", status)
+		m.runEnded(id, got.Names[id], status)
 	}
 	return requeued
 }
