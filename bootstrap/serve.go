@@ -53,7 +53,11 @@ func addServe(root *cobra.Command, p *process) {
 			"or any --*-file file, /proc, /sys or /dev; they dial any host but link-local and cloud\n" +
 			"metadata addresses, or only --allow-host patterns when given; the history database is never\n" +
 			"a target. Refusals are 422 path_refused, host_refused or history_refused at submit, and the\n" +
-			"same run error when a connector opens. For a local setup, `sluice serve --allow-path .`.",
+			"same run error when a connector opens. For a local setup, `sluice serve --allow-path .`.\n\n" +
+			"Observability: /metrics for Prometheus, one log line per request with its X-Request-Id, and\n" +
+			"OpenTelemetry traces (requests, submit, claim, run attempts with pages as events, finish) when\n" +
+			"--otlp-endpoint or OTEL_EXPORTER_OTLP_ENDPOINT names an OTLP/HTTP receiver; a run keeps the\n" +
+			"submitter's traceparent, so its spans join that trace on whichever member executes it.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return p.serve(cmd, f) },
 	}
