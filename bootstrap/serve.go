@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/url"
@@ -54,7 +53,11 @@ func addServe(root *cobra.Command, p *process) {
 			"or any --*-file file, /proc, /sys or /dev; they dial any host but link-local and cloud\n" +
 			"metadata addresses, or only --allow-host patterns when given; the history database is never\n" +
 			"a target. Refusals are 422 path_refused, host_refused or history_refused at submit, and the\n" +
-			"same run error when a connector opens. For a local setup, `sluice serve --allow-path .`.",
+			"same run error when a connector opens. For a local setup, `sluice serve --allow-path .`.\n\n" +
+			"Observability: /metrics for Prometheus, one log line per request with its X-Request-Id, and\n" +
+			"OpenTelemetry traces (requests, submit, claim, run attempts with pages as events, finish) when\n" +
+			"--otlp-endpoint or OTEL_EXPORTER_OTLP_ENDPOINT names an OTLP/HTTP receiver; a run keeps the\n" +
+			"submitter's traceparent, so its spans join that trace on whichever member executes it.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return p.serve(cmd, f) },
 	}
@@ -81,7 +84,7 @@ func (p *process) serve(cmd *cobra.Command, f *serveFlags) error {
 	}
 	log := base.With("instance_id", id.InstanceID)
 
-	if err := prepareDataDir(s, stderr); err != nil {
+	if err := prepareDataDir(s, log); err != nil {
 		return &cli.ExitError{Code: cli.ExitFailure, Err: errors.New(p.redactor.Redact(err.Error()))}
 	}
 	p.redactor.Register(s.Auth.Token) // a generated one is known only now
@@ -246,8 +249,9 @@ func newIdentity(version string) (identity, error) {
 
 // prepareDataDir creates the data directory when serve keeps something there (the
 // default history, a generated token) and makes sure the generated token exists,
-// printing where it is — never the token itself.
-func prepareDataDir(s *serveSettings, stderr io.Writer) error {
+// logging where it is — never the token itself — as a line like every other, so a log
+// collector parses it.
+func prepareDataDir(s *serveSettings, log *slog.Logger) error {
 	if !s.DefaultHistory && !s.Auth.Generate {
 		return nil
 	}
@@ -262,13 +266,12 @@ func prepareDataDir(s *serveSettings, stderr io.Writer) error {
 		return err
 	}
 	s.Auth.Token, s.Auth.TokenFile = token, path
-	verb := "using the API token in"
+	msg := "using the API token in its file; `sluice runs …` reads it with --data-dir"
 	if created {
-		verb = "generated an API token into"
+		msg = "generated an API token into its file (mode 0600); `sluice runs …` reads it with --data-dir"
 	}
-	_, err = fmt.Fprintf(stderr, "sluice: %s %s (mode 0600; `sluice runs …` reads it with --data-dir %s)\n",
-		verb, path, s.DataDir)
-	return err
+	log.Info(msg, "token_file", path, "data_dir", s.DataDir)
+	return nil
 }
 
 // historySecrets are the credentials inside a history URL, registered with the process

@@ -83,6 +83,7 @@ func serveGraph(s *serveSettings, p *process, log *slog.Logger, mlog memberLog, 
 			provideExecutor,
 			provideWebhook,
 			provideMetrics,
+			provideTracer,
 			provideStateStores,
 			provideMember,
 			provideRuns,
@@ -201,7 +202,7 @@ func provideStateStores(lc fx.Lifecycle) *statepg.Stores {
 
 func provideMember(s *serveSettings, p *process, id identity, log memberLog, st *store.Store,
 	w *webhook.Sender, loader *execute.Loader, exec *execute.Executor, m *metrics.Metrics, l *notify.Listener,
-	states *statepg.Stores,
+	states *statepg.Stores, tr execute.Tracer,
 ) (*cluster.Member, error) {
 	return cluster.New(cluster.Config{
 		InstanceID:    id.InstanceID,
@@ -251,11 +252,12 @@ func provideMember(s *serveSettings, p *process, id identity, log memberLog, st 
 		Redactor:      p.redactor,
 		Audit:         st,
 		Withhold:      connectors.WithholdRowData,
+		Tracer:        tr,
 	}))
 }
 
 func provideRuns(s *serveSettings, p *process, log *slog.Logger, st *store.Store, loader *execute.Loader,
-	m *cluster.Member, d *drainFlag, mt *metrics.Metrics, exec *execute.Executor,
+	m *cluster.Member, d *drainFlag, mt *metrics.Metrics, exec *execute.Executor, tr execute.Tracer,
 ) (*runs.Service, *approvals.Service, *backfillVia, error) {
 	ap, bf, bind := newApprovals(s, st, log)
 	deps := runs.Deps{
@@ -270,6 +272,7 @@ func provideRuns(s *serveSettings, p *process, log *slog.Logger, st *store.Store
 		Metrics:   mt,
 		// Literal paths and hosts are refused at submit (SPEC §14.1).
 		Confinement: exec,
+		Tracer:      tr,
 	}
 	if s.Cluster {
 		// Admission reads the live membership: a pool is served while any live,
@@ -308,7 +311,7 @@ func provideHealth(s *serveSettings, st *store.Store, m *cluster.Member, d *drai
 
 func provideHandler(s *serveSettings, p *process, log *slog.Logger, svc *runs.Service, h *health,
 	m *metrics.Metrics, reg *connectors.Registry, view membershipView, tpl *templates.Service,
-	mh apihttp.MCPHandler, ap *approvals.Service, sch *scheduling.Service,
+	mh apihttp.MCPHandler, ap *approvals.Service, sch *scheduling.Service, tr execute.Tracer,
 ) http.Handler {
 	return apihttp.New(apihttp.Config{
 		BodyLimitBytes: s.BodyLimit,
@@ -328,6 +331,7 @@ func provideHandler(s *serveSettings, p *process, log *slog.Logger, svc *runs.Se
 		Log:            log,
 		MCP:            mh,
 		Approvals:      ap,
+		Tracer:         tr,
 	})
 }
 

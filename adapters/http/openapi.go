@@ -182,6 +182,9 @@ func paths() obj {
 		param("run_key", "query", "run key (raw YAML bodies only)", typ("string", "")),
 		param("timeout_secs", "query", "timeout (raw YAML bodies only)", obj{"type": "integer", "minimum": 0}),
 		param("clock", "query", "logical instant (raw YAML bodies only)", obj{"type": "string", "format": "date-time"}),
+		param(TraceparentHeader, "header", "W3C trace context of the caller: the request's span and the run's spans on "+
+			"whichever member executes it join this trace (stored with the run; ignored when malformed)",
+			obj{"type": "string", "pattern": "^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$"}),
 	}
 	submit := op("Submit a run", yamlParams, obj{
 		"202": jsonBody(ref("SubmitResponse"), "the run was created; under --require-approval run the answer is {change_request_id, status: proposed} instead"),

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/sluicehq/sluice/application/execute"
 	"github.com/sluicehq/sluice/application/runs"
 )
 
@@ -59,7 +60,9 @@ type Deps struct {
 	// such route.
 	MCP MCPHandler
 	// Approvals serves /v1/change-requests (SPEC §9.5); nil: not_found there.
-	Approvals ApprovalService
+	Approvals ApprovalService // Tracer opens one span per request (SPEC §14.6); nil: execute.NopTracer, which
+	// still hands a client's traceparent to the use-cases.
+	Tracer execute.Tracer
 }
 
 // server holds what every handler shares; one per New, so two handlers in one process
@@ -88,6 +91,9 @@ func New(cfg Config, deps Deps) http.Handler {
 	if cfg.ReadTimeout <= 0 {
 		cfg.ReadTimeout = DefaultReadTimeout
 	}
+	if deps.Tracer == nil {
+		deps.Tracer = execute.NopTracer{}
+	}
 	log := deps.Log
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -106,7 +112,7 @@ func New(cfg Config, deps Deps) http.Handler {
 	e.RedirectTrailingSlash = false
 	e.RedirectFixedPath = false
 	e.ContextWithFallback = true
-	e.Use(s.accessLog, s.observe, s.recover, s.authorize, s.checkText, s.limitBody)
+	e.Use(s.accessLog, s.trace, s.observe, s.recover, s.authorize, s.checkText, s.limitBody)
 	e.NoRoute(s.noRoute)
 	// A known path with another method answers 405 with Allow (gin sets it), not 404.
 	e.HandleMethodNotAllowed = true

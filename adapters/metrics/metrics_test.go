@@ -276,3 +276,17 @@ func TestEachMetricsHasItsOwnRegistry(t *testing.T) {
 	_, fams := scrape(t, b)
 	require.Zero(t, value(find(t, fams, "sluice_serve_runs_claimed_total", nil)))
 }
+
+// A pool that had pending runs reads 0 once they are gone (the history answers only
+// pools with pending runs), rather than vanishing and silencing an alert as it resolves.
+func TestPendingPoolReadsZeroAfterItDrains(t *testing.T) {
+	t.Parallel()
+	m := newMetrics()
+	counts := map[string]int{"etl": 2}
+	m.SetPendingSource(func(context.Context) (map[string]int, error) { return counts, nil })
+	_, fams := scrape(t, m)
+	require.Equal(t, 2.0, value(find(t, fams, "sluice_serve_runs_pending", map[string]string{"pool": "etl"})))
+	counts = map[string]int{}
+	_, fams = scrape(t, m)
+	require.Equal(t, 0.0, value(find(t, fams, "sluice_serve_runs_pending", map[string]string{"pool": "etl"})))
+}

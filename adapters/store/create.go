@@ -215,12 +215,12 @@ func (s *Store) insertRun(ctx context.Context, tx bun.Tx, rec *runs.Record, stat
 	}
 	if _, err := tx.NewRaw(`INSERT INTO sluice_runs (id, name, tenant, pool, status, labels, trigger_kind,
   run_key, run_date, logical_at, serial, max_active, max_attempts, timeout_secs, config, config_sealed, callback,
-  template_id, template_version, shard_count, created_at, retry)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  template_id, template_version, shard_count, traceparent, created_at, retry)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		rec.ID, rec.Name, rec.Tenant, rec.Pool, status, labels, rec.TriggerKind,
 		nullIfEmpty(rec.RunKey), rec.RunDate, logicalMS(rec), rec.Serial, max(rec.MaxActive, 1), maxAttempts,
 		nullIfZero(rec.TimeoutSecs), rec.Config, rec.ConfigSealed, callback,
-		nullIfEmpty(rec.TemplateID), nullIfZero(rec.TemplateVersion), shards,
+		nullIfEmpty(rec.TemplateID), nullIfZero(rec.TemplateVersion), shards, nullIfEmpty(rec.Traceparent),
 		rec.CreatedAt.UnixMilli(), retry).Exec(ctx); err != nil {
 		return err
 	}

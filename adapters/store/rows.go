@@ -195,7 +195,7 @@ func callbackInput(rec *runs.Record) runs.CallbackInput {
 func claimedColumns(prefix string) string {
 	cols := []string{"id", "name", "tenant", "pool", "lease_epoch", "attempt", "max_attempts",
 		"config", "config_sealed", "timeout_secs", "elapsed_ms", "logical_at", "run_date",
-		"created_at", "shard_count", "retry"}
+		"created_at", "shard_count", "retry", "traceparent"}
 	return prefix + strings.Join(cols, ", "+prefix)
 }
 
@@ -216,6 +216,7 @@ type claimedRow struct {
 	CreatedAt   int64  `bun:"created_at"`
 	ShardCount  int    `bun:"shard_count"`
 	Retry       string `bun:"retry"`
+	Traceparent string `bun:"traceparent"` // NULL when untraced
 }
 
 // claimed is the claim as the member sees it. A retry policy that does not read back
@@ -228,6 +229,7 @@ func (c claimedRow) claimed() cluster.Claimed {
 		Attempt: c.Attempt, MaxAttempts: c.MaxAttempts, Config: c.Config, Sealed: c.Sealed,
 		TimeoutSecs: c.TimeoutSecs, ElapsedMS: c.ElapsedMS, LogicalAt: fromMS(c.LogicalAt),
 		RunDate: c.RunDate, CreatedAt: fromMS(c.CreatedAt), ShardCount: c.ShardCount,
+		Traceparent: c.Traceparent,
 	}
 }
 

@@ -83,7 +83,42 @@ ORDER BY id LIMIT ?`, reclaimBatch).Scan(ctx, &stale)
 			out.Settled[id] = status
 		}
 	}
+	names, err := s.endedNames(ctx, out)
+	if err != nil {
+		return out, translate("read the names of the runs the reclaim ended", err)
+	}
+	out.Names = names
 	return out, nil
+}
+
+// endedNames reads the names of the runs a reclaim ended (they are terminal now, so the
+// names can no longer change), for their metrics' pipeline label.
+func (s *Store) endedNames(ctx context.Context, out cluster.ShardReclaim) (map[string]string, error) {
+	var ids []string
+	for _, r := range out.Shards {
+		if r.Parent != "" {
+			ids = append(ids, r.RunID)
+		}
+	}
+	for id := range out.Settled {
+		ids = append(ids, id)
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	var rows []struct {
+		ID   string `bun:"id"`
+		Name string `bun:"name"`
+	}
+	if err := s.db.NewRaw("SELECT id, name FROM sluice_runs WHERE id IN (?)", bun.In(ids)).Scan(ctx, &rows); err != nil &&
+		!errors.Is(err, sql.ErrNoRows) {
+		return nil, err
+	}
+	names := make(map[string]string, len(rows))
+	for _, r := range rows {
+		names[r.ID] = r.Name
+	}
+	return names, nil
 }
 
 type shardRow struct {

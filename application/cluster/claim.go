@@ -126,7 +126,7 @@ func (m *Member) claimable() int {
 // launch registers a claimed run or shard under its own cancel token and starts its
 // worker.
 func (m *Member) launch(e *execution) {
-	e.ctx, e.cancel = context.WithCancelCause(m.root)
+	e.ctx, e.cancel = context.WithCancelCause(m.startTrace(e))
 	m.mu.Lock()
 	m.execs[e.key()] = e
 	n := len(m.execs)

@@ -129,6 +129,9 @@ type Deps struct {
 	Due DueStore
 	// Draw is the jitter of retry delays, uniform in [0, 1); nil = math/rand/v2.
 	Draw func() float64
+	// Tracer opens the spans of claims, run attempts, shards and finishes (SPEC §14.6)
+	// under the traceparent stored with each run; nil: execute.NopTracer.
+	Tracer execute.Tracer
 }
 
 // SecretSource reads the sealed secret values of a run, index n for its ${sealed:n}
@@ -205,6 +208,9 @@ func New(cfg Config, deps Deps) (*Member, error) {
 	}
 	if deps.Clock == nil {
 		deps.Clock = systemClock{}
+	}
+	if deps.Tracer == nil {
+		deps.Tracer = execute.NopTracer{}
 	}
 	if deps.Log == nil {
 		deps.Log = slog.New(slog.DiscardHandler)

@@ -33,6 +33,9 @@ type Claimed struct {
 	// Retry is the run's retry policy (SPEC §14.5); nil: a failure is final. A shard
 	// retries under its run's policy.
 	Retry *run.Retry
+	// Traceparent is the submission's W3C traceparent (runs.Record.Traceparent): the
+	// spans of this execution join that trace; "" starts a new one.
+	Traceparent string
 }
 
 // Ref names an owned item and the epoch it is held at.

@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/sluicehq/sluice/application/execute"
 	"github.com/sluicehq/sluice/domain/lease"
 	"github.com/sluicehq/sluice/domain/run"
 )
@@ -79,6 +80,8 @@ func (m *Member) settleSafely(e *execution, res result) (panicked bool) {
 // finish ends the run, retrying while the history does not answer: the run is done, and
 // while its lease holds nobody else will run it again. A lost lease ends the retries.
 func (m *Member) finish(e *execution, o Outcome) {
+	span := m.startFinish(e, o)
+	defer span.End()
 	for {
 		ctx, cancel := m.stmt(m.root)
 		err := m.finishOnce(ctx, e, o)
@@ -91,12 +94,14 @@ func (m *Member) finish(e *execution, o Outcome) {
 			m.log.Info("run finished", finishedAttrs(e, o)...)
 			return
 		case errors.Is(err, run.ErrLeaseLost):
+			span.Fail("lease lost before the run could finish")
 			m.log.Warn("lease lost before the run could finish; result discarded", "run_id", e.claim.ID,
 				"status", o.Status)
 			m.persistLogs(e.claim.ID, o.Logs) // the attempt's lines still tell what happened
 			return
 		}
 		m.log.Warn("finishing the run failed; retrying", "run_id", e.claim.ID, "error", m.redact(err.Error()))
+		span.Event("retry", execute.A("error", m.redact(err.Error())))
 		if e.lost.Load() {
 			return
 		}

@@ -42,6 +42,9 @@ type ShardReclaim struct {
 	Shards []ReclaimedShard
 	// Settled maps the sharded runs the backstop ended to their terminal status.
 	Settled map[string]string
+	// Names maps every run this call ended (a shard's Parent set, or in Settled) to its
+	// name, so the run is counted under its pipeline.
+	Names map[string]string
 }
 
 // ShardStore is what the member needs from the history to split runs into shards and

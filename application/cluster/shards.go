@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/sluicehq/sluice/application/execute"
 	"github.com/sluicehq/sluice/domain/pipeline"
 	"github.com/sluicehq/sluice/domain/run"
 )
@@ -69,6 +70,7 @@ func (m *Member) coordinate(e *execution, log *slog.Logger, cfg *pipeline.Config
 	switch {
 	case err == nil:
 		log.Info("run split into shards", "shards", len(plan), "shard_count", c.ShardCount)
+		e.span.Event("split into shards", execute.A("shards", len(plan)))
 		m.shardsHint.Store(true) // the claim loop, woken when this run's slot frees, takes some
 		return result{act: actSharded}, true
 	case errors.Is(err, run.ErrLeaseLost):
@@ -121,10 +123,10 @@ func (m *Member) countShardReclaim(got ShardReclaim) bool {
 		m.log.Info("reclaimed a shard whose lease expired", "run_id", r.RunID, "shard", r.Index, "outcome", r.Outcome)
 		m.audit(ActionShardReclaimed, r.RunID, map[string]any{"shard": r.Index, "outcome": r.Outcome})
 		requeued = requeued || r.Outcome == "requeued"
-		m.runEnded(r.RunID, "", r.Parent)
+		m.runEnded(r.RunID, got.Names[r.RunID], r.Parent)
 	}
 	for id, status := range got.Settled {
-		m.runEnded(id, "", status)
+		m.runEnded(id, got.Names[id], status)
 	}
 	return requeued
 }

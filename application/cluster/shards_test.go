@@ -253,6 +253,7 @@ func TestReclaimOrphanShardsOnlyWhenExclusive(t *testing.T) {
 		sh.orphans = cluster.ShardReclaim{
 			Shards:  []cluster.ReclaimedShard{{RunID: "r1", Index: 0, Outcome: "requeued"}, {RunID: "r2", Index: 1, Outcome: "cancelled", Parent: "cancelled"}},
 			Settled: map[string]string{"r3": "completed"},
+			Names:   map[string]string{"r2": "orders", "r3": "events"},
 		}
 		h := start(t, newFakeStore(), &fakeRunner{fn: succeed(1)}, func(c *cluster.Config, d *cluster.Deps) {
 			sharding(sh, &fakePlanner{}, false)(c, d)
@@ -269,7 +270,7 @@ func TestReclaimOrphanShardsOnlyWhenExclusive(t *testing.T) {
 			continue
 		}
 		require.Equal(t, []string{"m1"}, calls)
-		require.ElementsMatch(t, []string{":cancelled/cancelled", ":completed/ok"}, finished,
-			"the runs the reclaim ended are counted")
+		require.ElementsMatch(t, []string{"orders:cancelled/cancelled", "events:completed/ok"}, finished,
+			"the runs the reclaim ended are counted under their pipelines")
 	}
 }

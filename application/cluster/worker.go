@@ -28,7 +28,8 @@ type execution struct {
 	shard  *ClaimedShard
 	ctx    context.Context
 	cancel context.CancelCauseFunc
-	lost   atomic.Bool // the lease is gone: whatever happens next, the result is discarded
+	span   execute.Span // the attempt's span (see startTrace)
+	lost   atomic.Bool  // the lease is gone: whatever happens next, the result is discarded
 
 	mu       sync.Mutex
 	progress Progress // the newest counters, for a hand-back
@@ -116,6 +117,7 @@ func (m *Member) work(e *execution) {
 		rl.close()
 	}
 	m.settle(e, res)
+	endTrace(e, res)
 }
 
 // execute loads the config and runs it; it turns every way of ending into a result.
@@ -134,9 +136,9 @@ func (m *Member) execute(e *execution, log *slog.Logger) (res result) {
 		maxAttempts = m.cfg.MaxAttempts
 	}
 	if e.shard != nil {
-		log.Info("shard started", "name", c.Name, "pool", c.Pool, "shards", e.shard.Slice.Count, "attempt", c.Attempt, "max_attempts", maxAttempts)
+		log.Info("shard started", "pipeline", c.Name, "pool", c.Pool, "shards", e.shard.Slice.Count, "attempt", c.Attempt, "max_attempts", maxAttempts)
 	} else {
-		log.Info("run started", "name", c.Name, "pool", c.Pool, "attempt", c.Attempt, "max_attempts", maxAttempts)
+		log.Info("run started", "pipeline", c.Name, "pool", c.Pool, "attempt", c.Attempt, "max_attempts", maxAttempts)
 	}
 
 	var timeout time.Duration
@@ -205,6 +207,7 @@ func (m *Member) execute(e *execution, log *slog.Logger) (res result) {
 		Progress: m.progressFunc(e),
 		Log:      log,
 		Pipeline: c.Name,
+		Span:     e.span,
 	})
 	p := toProgress(stats)
 	e.setProgress(p)

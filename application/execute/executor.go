@@ -56,6 +56,9 @@ type Job struct {
 	Log      *slog.Logger
 	// Pipeline labels the job's metrics (the run's name); empty: the config's name.
 	Pipeline string
+	// Span is the run attempt's span: each confirmed page becomes one of its events
+	// (SPEC §14.6). nil records none.
+	Span Span
 }
 
 // item is what the reader hands the writer: a page, the source's error, or the end.
@@ -262,6 +265,9 @@ func (r *runner) write(ctx context.Context, snk Sink, n int, p *Page) error {
 func (r *runner) confirmed(n int, rows int64) {
 	r.countPage(DirectionWrite, rows)
 	r.log.Debug("page confirmed", "page", n, "rows", rows, "rows_written", r.stats.RowsWritten)
+	if r.job.Span != nil {
+		r.job.Span.Event("page", A("page", n), A("rows", rows), A("rows_written", r.stats.RowsWritten))
+	}
 	if r.job.Progress != nil {
 		s := r.stats
 		s.Elapsed = time.Since(r.start)

@@ -40,7 +40,7 @@ func (s *Service) propose(ctx context.Context, req SubmitRequest, name, poolName
 	}
 	s.audit(ctx, req.Principal, ActionProposed, "", map[string]any{"change_request_id": id,
 		"name": name, "pool": poolName, "trigger_kind": req.TriggerKind})
-	s.deps.Log.InfoContext(ctx, "change request proposed", "change_request_id", id, "name", name,
+	s.deps.Log.InfoContext(ctx, "change request proposed", "change_request_id", id, "pipeline", name,
 		"pool", poolName, "proposer", req.Principal.Name)
 	return SubmitResult{ChangeRequestID: id, Status: "proposed"}, nil
 }

@@ -54,6 +54,9 @@ type Record struct {
 	TemplateID      string
 	TemplateVersion int
 	ShardCount      int
+	// Traceparent is the W3C traceparent of the submission's span (SPEC §14.6): the
+	// member that executes the run starts its spans under it; "" when untraced.
+	Traceparent string
 	// Shards counts the shards of a run that was split, by status (SPEC §2.9); nil for a
 	// run that never was. While the run is sharded its Stats are the sums over its shards.
 	Shards       *ShardSummary

@@ -51,6 +51,10 @@ type Deps struct {
 	// Confinement refuses a config whose literal paths or hosts the server does not
 	// allow, or that targets the history (SPEC §14.1); nil: nothing is confined.
 	Confinement Confinement
+	// Tracer opens the submit span and names the traceparent stored with a run (SPEC
+	// §14.6); nil: execute.NopTracer, which still stores a traceparent the caller's
+	// context carries.
+	Tracer execute.Tracer
 }
 
 // Config is the server settings the run use-cases read.
@@ -105,6 +109,9 @@ func New(deps Deps, cfg Config) *Service {
 	}
 	if deps.Redactor == nil {
 		deps.Redactor = noRedactor{}
+	}
+	if deps.Tracer == nil {
+		deps.Tracer = execute.NopTracer{}
 	}
 	if len(cfg.Pools) == 0 {
 		cfg.Pools = []string{pool.Default}

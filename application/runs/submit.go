@@ -44,7 +44,26 @@ const maxIdempotencyKeyLen = run.MaxRunKeyLen
 //     another request is ErrIdempotencyConflict, a key whose run was deleted is
 //     ErrRunDeleted, an existing run_key answers that run (Replayed);
 //  5. the submission is audited and the claim loop woken.
+//
+// The submission is one span (SPEC §14.6); the run stores its traceparent, so the spans
+// of its execution join the submitter's trace on whichever member claims it.
 func (s *Service) Submit(ctx context.Context, req SubmitRequest) (SubmitResult, error) {
+	ctx, span := s.deps.Tracer.Start(ctx, "submit", execute.A("trigger_kind", req.TriggerKind))
+	defer span.End()
+	res, err := s.submit(ctx, span, req)
+	switch {
+	case err != nil:
+		span.Fail(s.deps.Redactor.Redact(err.Error()))
+	case res.RunID != "":
+		span.SetAttrs(execute.A("run_id", res.RunID), execute.A("status", res.Status),
+			execute.A("replayed", res.Replayed))
+	case res.ChangeRequestID != "":
+		span.SetAttrs(execute.A("change_request_id", res.ChangeRequestID))
+	}
+	return res, err
+}
+
+func (s *Service) submit(ctx context.Context, span execute.Span, req SubmitRequest) (SubmitResult, error) {
 	if s.draining() {
 		return SubmitResult{}, ErrDraining
 	}
@@ -94,6 +113,7 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (SubmitResult, 
 	if err := naming.Check("name", name); err != nil {
 		return SubmitResult{}, invalid("name", err.Error()+"; set name in the config or in the request")
 	}
+	span.SetAttrs(execute.A("pipeline", name), execute.A("pool", poolName))
 
 	cb, err := s.checkCallback(ctx, req.Callback)
 	if err != nil {
@@ -167,6 +187,7 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (SubmitResult, 
 		TemplateID:      req.TemplateID,
 		TemplateVersion: req.TemplateVersion,
 		ShardCount:      max(cfg.ShardCount, 1),
+		Traceparent:     s.deps.Tracer.Traceparent(ctx),
 		CreatedAt:       now,
 	}
 	if mat.text != "" {
@@ -199,7 +220,7 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (SubmitResult, 
 	if s.deps.Waker != nil {
 		s.deps.Waker.Wake()
 	}
-	s.deps.Log.InfoContext(ctx, "run submitted", "run_id", res.RunID, "name", name, "pool", poolName,
+	s.deps.Log.InfoContext(ctx, "run submitted", "run_id", res.RunID, "pipeline", name, "pool", poolName,
 		"tenant", req.Tenant, "trigger_kind", req.TriggerKind, "status", res.Status)
 	return SubmitResult{RunID: res.RunID, Status: res.Status}, nil
 }

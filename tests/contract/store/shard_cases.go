@@ -310,6 +310,21 @@ func shardCases() map[string]func(*testing.T, *env) {
 			require.Equal(t, "cancelled", r.Parent)
 			require.Equal(t, "cancelled", e.get(t, c.ID).Status)
 		},
+		"a reclaim that ends a sharded run names it": func(t *testing.T, e *env) {
+			b := &builder{ok: true}
+			c := e.sharded(t, "orders", hashPlan(1))
+			got := e.claimShards(t, 1, shortTTL)[0]
+			e.requestCancel(t, c.ID)
+			var done cluster.ShardReclaim
+			require.Eventually(t, func() bool {
+				var err error
+				done, err = e.s.ReclaimShards(e.ctx, b.build)
+				return assertNoError(t, err) && len(done.Shards) == 1
+			}, 10*time.Second, 50*time.Millisecond)
+			require.Equal(t, got.Ref.Index, done.Shards[0].Index)
+			require.Equal(t, "cancelled", done.Shards[0].Parent)
+			require.Equal(t, map[string]string{c.ID: "orders"}, done.Names, "the run is counted under its pipeline")
+		},
 		"the holder of the history lock reclaims shards other owners left running, leases held or not": func(t *testing.T, e *env) {
 			b := &builder{ok: true}
 			c := e.sharded(t, "p", hashPlan(3))
