@@ -84,6 +84,9 @@ func serveGraph(s *serveSettings, p *process, log *slog.Logger, mlog memberLog, 
 			provideWebhook,
 			provideMetrics,
 			provideStateStores,
+			// One watch per server: the member tells it of runs that changed, the log
+			// stream follows it, so a waiting client hears a run's end at once.
+			runs.NewWatch,
 			provideMember,
 			provideRuns,
 			provideTemplates,
@@ -201,7 +204,7 @@ func provideStateStores(lc fx.Lifecycle) *statepg.Stores {
 
 func provideMember(s *serveSettings, p *process, id identity, log memberLog, st *store.Store,
 	w *webhook.Sender, loader *execute.Loader, exec *execute.Executor, m *metrics.Metrics, l *notify.Listener,
-	states *statepg.Stores,
+	states *statepg.Stores, watch *runs.Watch,
 ) (*cluster.Member, error) {
 	return cluster.New(cluster.Config{
 		InstanceID:    id.InstanceID,
@@ -242,6 +245,7 @@ func provideMember(s *serveSettings, p *process, id identity, log memberLog, st 
 		OpenState:     confinedStates(states, exec.Reach),
 		Callbacks:     runs.CallbackPayload,
 		Notifications: notifications(l),
+		Changes:       watch,
 		PoolTimeouts:  st,
 		Shards:        st,
 		Planner:       exec,
@@ -254,7 +258,7 @@ func provideMember(s *serveSettings, p *process, id identity, log memberLog, st 
 }
 
 func provideRuns(s *serveSettings, p *process, log *slog.Logger, st *store.Store, loader *execute.Loader,
-	m *cluster.Member, d *drainFlag, mt *metrics.Metrics, exec *execute.Executor,
+	m *cluster.Member, d *drainFlag, mt *metrics.Metrics, exec *execute.Executor, watch *runs.Watch,
 ) (*runs.Service, *approvals.Service, *backfillVia, error) {
 	ap, bf, bind := newApprovals(s, st, log)
 	deps := runs.Deps{
@@ -269,6 +273,7 @@ func provideRuns(s *serveSettings, p *process, log *slog.Logger, st *store.Store
 		Metrics:   mt,
 		// Literal paths and hosts are refused at submit (SPEC §14.1).
 		Confinement: exec,
+		Watch:       watch,
 	}
 	if s.Cluster {
 		// Admission reads the live membership: a pool is served while any live,
@@ -307,7 +312,7 @@ func provideHealth(s *serveSettings, st *store.Store, m *cluster.Member, d *drai
 
 func provideHandler(s *serveSettings, p *process, log *slog.Logger, svc *runs.Service, h *health,
 	m *metrics.Metrics, reg *connectors.Registry, view membershipView, tpl *templates.Service,
-	mh apihttp.MCPHandler, ap *approvals.Service, sch *scheduling.Service,
+	mh apihttp.MCPHandler, ap *approvals.Service, sch *scheduling.Service, watch *runs.Watch,
 ) http.Handler {
 	return apihttp.New(apihttp.Config{
 		BodyLimitBytes: s.BodyLimit,
@@ -327,6 +332,7 @@ func provideHandler(s *serveSettings, p *process, log *slog.Logger, svc *runs.Se
 		Log:            log,
 		MCP:            mh,
 		Approvals:      ap,
+		RunChanges:     watch,
 	})
 }
 

@@ -217,12 +217,20 @@ func NewBackfillCommand(deps RunsDeps) *cobra.Command {
 				return f.apiError(cmd, "backfill", err)
 			}
 			if f.json {
-				return writeJSON(cmd.OutOrStdout(), res)
+				if err := writeJSON(cmd.OutOrStdout(), res); err != nil {
+					return err
+				}
+				if res.ChangeRequestID != "" {
+					return proposedExit(res.ChangeRequestID)
+				}
+				return nil
 			}
 			if res.ChangeRequestID != "" {
-				_, err := fmt.Fprintf(cmd.OutOrStdout(), "backfill %s: proposed change request %s: its runs start once another operator approves it\n",
-					res.BackfillID, res.ChangeRequestID)
-				return err
+				if _, err := fmt.Fprintf(cmd.OutOrStdout(), "backfill %s: proposed change request %s: its runs start once another operator approves it\n",
+					res.BackfillID, res.ChangeRequestID); err != nil {
+					return err
+				}
+				return proposedExit(res.ChangeRequestID)
 			}
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintf(w, "backfill %s: %d runs\n", res.BackfillID, len(res.Runs))

@@ -51,6 +51,9 @@ type Deps struct {
 	// Confinement refuses a config whose literal paths or hosts the server does not
 	// allow, or that targets the history (SPEC §14.1); nil: nothing is confined.
 	Confinement Confinement
+	// Watch hears of runs a cancel ends at once, so followers of their logs see the end
+	// without polling; nil tells nobody.
+	Watch *Watch
 }
 
 // Config is the server settings the run use-cases read.
