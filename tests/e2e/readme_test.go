@@ -90,14 +90,18 @@ func readmeBlocks(t *testing.T, path string) ([][]readmeCommand, []readmeFile) {
 	return blocks, files
 }
 
-// shownLine turns a line the README shows into a pattern: … stands for anything.
+// shownLine turns a line the README shows into a pattern: … stands for anything, and
+// two or more spaces (a table's column gap) for two or more, since a column is as wide
+// as its widest value (a run id, a port).
 func shownLine(s string) *regexp.Regexp {
 	parts := strings.Split(s, "…")
 	for i, p := range parts {
-		parts[i] = regexp.QuoteMeta(p)
+		parts[i] = columnGap.ReplaceAllString(regexp.QuoteMeta(p), " {2,}")
 	}
 	return regexp.MustCompile("^" + strings.Join(parts, ".*") + "$")
 }
+
+var columnGap = regexp.MustCompile(`  +`)
 
 // Every file the README shows is in examples/, as shown: what a reader copies is what
 // `sluice init` writes and what the tested blocks run on.
@@ -201,7 +205,8 @@ func runBlock(t *testing.T, dir, bin string, block []readmeCommand) string {
 	var script strings.Builder
 	for j, c := range block {
 		// Markers split the output per command; the exit code is kept per command.
-		fmt.Fprintf(&script, "echo '@@begin %d'\n%s\necho \"@@end %d $?\"\n", j, c.command, j)
+		// The end marker starts a line of its own, whether or not the output ended one.
+		fmt.Fprintf(&script, "echo '@@begin %d'\n%s\n__rc=$?; printf '\\n@@end %d %%d\\n' $__rc\n", j, c.command, j)
 		if strings.HasSuffix(strings.TrimSpace(stripComment(c.command)), "&") && strings.Contains(c.command, "sluice serve") {
 			data := ".sluice"
 			if m := dataDirFlag.FindStringSubmatch(c.command); m != nil {
