@@ -76,6 +76,13 @@ func readmeBlocks(t *testing.T, path string) ([][]readmeCommand, []readmeFile) {
 		case in && strings.HasPrefix(text, "```"):
 			in = false
 			blocks = append(blocks, cur)
+		case in && len(cur) > 0 && strings.HasPrefix(text, "> ") && strings.HasSuffix(cur[len(cur)-1].command, "\\"):
+			// A command continued on the next line, as a shell's prompt shows it.
+			c := &cur[len(cur)-1]
+			c.command += "\n" + strings.TrimPrefix(text, "> ")
+			if m := exitComment.FindStringSubmatch(text); m != nil {
+				c.wantExit, _ = strconv.Atoi(m[1])
+			}
 		case in && strings.HasPrefix(text, "$ "):
 			c := readmeCommand{line: n, command: strings.TrimPrefix(text, "$ ")}
 			if m := exitComment.FindStringSubmatch(c.command); m != nil {
