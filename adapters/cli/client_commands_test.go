@@ -392,3 +392,24 @@ func TestRefusedParamsExit2(t *testing.T) {
 	require.Equal(t, cli.ExitUsage, code, stderr)
 	require.Contains(t, stderr, "params.day: must be at least 2020-01-01 (min)")
 }
+
+// Schedules print in every -o format: names for pipes, a JSON array for a list (even of one).
+func TestScheduleListFormats(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"schedules":[{"id":"s-1","template_id":"orders","cron":"30 2 * * *","timezone":"UTC",` +
+			`"paused":false,"overlap_policy":"skip","params":{"day":"2026-12-01"}}]}`))
+	}))
+	t.Cleanup(srv.Close)
+	env := map[string]string{"SLUICE_SERVER": srv.URL, "SLUICE_TOKEN": "t"}
+	code, out, stderr := execIn(t, cli.RunsDeps{}, env, "schedule", "list", "-o", "name")
+	require.Equal(t, 0, code, stderr)
+	require.Equal(t, "s-1\n", out)
+	code, out, stderr = execIn(t, cli.RunsDeps{}, env, "schedule", "list", "-o", "json")
+	require.Equal(t, 0, code, stderr)
+	require.True(t, strings.HasPrefix(strings.TrimSpace(out), "["), "a list is an array:\n%s", out)
+	code, out, stderr = execIn(t, cli.RunsDeps{}, env, "schedule", "list", "-o", "wide")
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, out, "OVERLAP")
+}

@@ -76,8 +76,9 @@ func readmeBlocks(t *testing.T, path string) ([][]readmeCommand, []readmeFile) {
 		case in && strings.HasPrefix(text, "```"):
 			in = false
 			blocks = append(blocks, cur)
-		case in && len(cur) > 0 && strings.HasPrefix(text, "> ") && strings.HasSuffix(cur[len(cur)-1].command, "\\"):
-			// A command continued on the next line, as a shell's prompt shows it.
+		case in && len(cur) > 0 && len(cur[len(cur)-1].want) == 0 && strings.HasPrefix(text, "> "):
+			// A command continued on the next line (after a \ or inside quotes), as the
+			// shell's continuation prompt shows it.
 			c := &cur[len(cur)-1]
 			c.command += "\n" + strings.TrimPrefix(text, "> ")
 			if m := exitComment.FindStringSubmatch(text); m != nil {
