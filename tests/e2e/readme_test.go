@@ -212,10 +212,17 @@ func runBlock(t *testing.T, dir, bin string, block []readmeCommand) string {
 	t.Helper()
 	var script strings.Builder
 	for j, c := range block {
+		command := c.command
+		background := strings.HasSuffix(strings.TrimSpace(stripComment(command)), "&") && strings.Contains(command, "sluice serve")
+		if background {
+			// A server's log would interleave with the output of the commands after it
+			// (on a terminal too); it goes to a file of its own, shown when the block fails.
+			command = strings.TrimSuffix(strings.TrimSpace(stripComment(command)), "&") + fmt.Sprintf(" >> serve-%d.log 2>&1 &", j)
+		}
 		// Markers split the output per command; the exit code is kept per command.
 		// The end marker starts a line of its own, whether or not the output ended one.
-		fmt.Fprintf(&script, "echo '@@begin %d'\n%s\n__rc=$?; printf '\\n@@end %d %%d\\n' $__rc\n", j, c.command, j)
-		if strings.HasSuffix(strings.TrimSpace(stripComment(c.command)), "&") && strings.Contains(c.command, "sluice serve") {
+		fmt.Fprintf(&script, "echo '@@begin %d'\n%s\n__rc=$?; printf '\\n@@end %d %%d\\n' $__rc\n", j, command, j)
+		if background {
 			data := ".sluice"
 			if m := dataDirFlag.FindStringSubmatch(c.command); m != nil {
 				data = m[1]
@@ -226,6 +233,8 @@ func runBlock(t *testing.T, dir, bin string, block []readmeCommand) string {
 		}
 	}
 	script.WriteString("echo '@@done'\n")
+	// What the servers logged, after the markers, for the failure message.
+	script.WriteString("for f in serve-*.log; do [ -f \"$f\" ] && { echo \"--- $f\"; cat \"$f\"; }; done; true\n")
 	out, err := os.CreateTemp(t.TempDir(), "block-*.out")
 	require.NoError(t, err)
 	defer out.Close()
