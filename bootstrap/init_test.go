@@ -21,8 +21,11 @@ func TestInitWritesARunnableProject(t *testing.T) {
 	code, out, stderr = run(t, nil, "run", filepath.Join(dir, "orders.yaml"), "--data-dir", filepath.Join(dir, ".sluice"))
 	require.Equal(t, 0, code, stderr)
 	require.Contains(t, out, "completed: 8 rows read, 8 written")
-	code, _, stderr = run(t, nil, "validate", filepath.Join(dir, "orders-export.tpl.yaml"), "--param", "day=2026-12-01")
-	require.Equal(t, 0, code, stderr)
+	for tpl, params := range map[string][]string{"orders.tpl.yaml": {"--param", "day=2026-12-01"},
+		"orders-window.tpl.yaml": nil, "customer.tpl.yaml": {"--param", "customer=globex"}} {
+		code, _, stderr = run(t, nil, append([]string{"validate", filepath.Join(dir, tpl)}, params...)...)
+		require.Equal(t, 0, code, "%s: %s", tpl, stderr)
+	}
 	code, _, stderr = run(t, nil, "validate", filepath.Join(dir, "bad.yaml"))
 	require.Equal(t, 2, code)
 	require.Equal(t, 3, strings.Count(stderr, "error:"), stderr)

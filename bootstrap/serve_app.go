@@ -85,6 +85,9 @@ func serveGraph(s *serveSettings, p *process, log *slog.Logger, mlog memberLog, 
 			provideMetrics,
 			provideTracer,
 			provideStateStores,
+			// One watch per server: the member tells it of runs that changed, the log
+			// stream follows it, so a waiting client hears a run's end at once.
+			runs.NewWatch,
 			provideMember,
 			provideRuns,
 			provideTemplates,
@@ -202,7 +205,7 @@ func provideStateStores(lc fx.Lifecycle) *statepg.Stores {
 
 func provideMember(s *serveSettings, p *process, id identity, log memberLog, st *store.Store,
 	w *webhook.Sender, loader *execute.Loader, exec *execute.Executor, m *metrics.Metrics, l *notify.Listener,
-	states *statepg.Stores, tr execute.Tracer,
+	states *statepg.Stores, tr execute.Tracer, watch *runs.Watch,
 ) (*cluster.Member, error) {
 	return cluster.New(cluster.Config{
 		InstanceID:    id.InstanceID,
@@ -243,6 +246,7 @@ func provideMember(s *serveSettings, p *process, id identity, log memberLog, st 
 		OpenState:     confinedStates(states, exec.Reach),
 		Callbacks:     runs.CallbackPayload,
 		Notifications: notifications(l),
+		Changes:       watch,
 		PoolTimeouts:  st,
 		Due:           st,
 		Shards:        st,
@@ -257,7 +261,7 @@ func provideMember(s *serveSettings, p *process, id identity, log memberLog, st 
 }
 
 func provideRuns(s *serveSettings, p *process, log *slog.Logger, st *store.Store, loader *execute.Loader,
-	m *cluster.Member, d *drainFlag, mt *metrics.Metrics, exec *execute.Executor, tr execute.Tracer,
+	m *cluster.Member, d *drainFlag, mt *metrics.Metrics, exec *execute.Executor, tr execute.Tracer, watch *runs.Watch,
 ) (*runs.Service, *approvals.Service, *backfillVia, error) {
 	ap, bf, bind := newApprovals(s, st, log)
 	deps := runs.Deps{
@@ -272,7 +276,7 @@ func provideRuns(s *serveSettings, p *process, log *slog.Logger, st *store.Store
 		Metrics:   mt,
 		// Literal paths and hosts are refused at submit (SPEC §14.1).
 		Confinement: exec,
-		Tracer:      tr,
+		Tracer:      tr, Watch:       watch,
 	}
 	if s.Cluster {
 		// Admission reads the live membership: a pool is served while any live,
@@ -311,7 +315,7 @@ func provideHealth(s *serveSettings, st *store.Store, m *cluster.Member, d *drai
 
 func provideHandler(s *serveSettings, p *process, log *slog.Logger, svc *runs.Service, h *health,
 	m *metrics.Metrics, reg *connectors.Registry, view membershipView, tpl *templates.Service,
-	mh apihttp.MCPHandler, ap *approvals.Service, sch *scheduling.Service, tr execute.Tracer,
+	mh apihttp.MCPHandler, ap *approvals.Service, sch *scheduling.Service, tr execute.Tracer, watch *runs.Watch,
 ) http.Handler {
 	return apihttp.New(apihttp.Config{
 		BodyLimitBytes: s.BodyLimit,
@@ -331,7 +335,7 @@ func provideHandler(s *serveSettings, p *process, log *slog.Logger, svc *runs.Se
 		Log:            log,
 		MCP:            mh,
 		Approvals:      ap,
-		Tracer:         tr,
+		Tracer:         tr, RunChanges:     watch,
 	})
 }
 

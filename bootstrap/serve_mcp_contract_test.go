@@ -91,6 +91,15 @@ func TestMCPProposeApproveRunFlow(t *testing.T) {
 	require.Equal(t, "approved", cr["status"])
 	runID, _ := cr["run_id"].(string)
 	require.NotEmpty(t, runID)
+	// One view of a change request: REST answers exactly what the tool answered.
+	code, restCR := s.do(t, http.MethodGet, "/v1/change-requests/"+crID, mcpViewerToken, "")
+	require.Equal(t, http.StatusOK, code, restCR)
+	require.Equal(t, restCR, cr)
+	code, restList := s.do(t, http.MethodGet, "/v1/change-requests", mcpViewerToken, "")
+	require.Equal(t, http.StatusOK, code, restList)
+	listed, isErr = call(t, cs, "list_change_requests", map[string]any{})
+	require.False(t, isErr, listed)
+	require.Equal(t, restList, listed)
 
 	var run map[string]any
 	require.Eventually(t, func() bool {

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"io"
 
@@ -52,9 +51,6 @@ func newCRList(f *runsFlags) *cobra.Command {
 	return cmd
 }
 
-// errNoChangeRequest is the not-found of a change request the list did not show.
-var errNoChangeRequest = errors.New("no such change request")
-
 func newCRGet(f *runsFlags) *cobra.Command {
 	return &cobra.Command{
 		Use:   "get ID",
@@ -67,23 +63,11 @@ func newCRGet(f *runsFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			// The API lists change requests; one is found by walking the pages.
-			cursor := ""
-			for {
-				page, err := c.ChangeRequests(cmd.Context(), "", cursor, 500)
-				if err != nil {
-					return f.apiError(cmd, "get change request "+args[0], err)
-				}
-				for _, cr := range page.ChangeRequests {
-					if cr.ID == args[0] {
-						return f.print(cmd.OutOrStdout(), crView(cr, cr))
-					}
-				}
-				if page.NextCursor == nil {
-					return &ExitError{Code: ExitFailure, Err: fmt.Errorf("get change request %s: %w", args[0], errNoChangeRequest)}
-				}
-				cursor = *page.NextCursor
+			cr, err := c.ChangeRequest(cmd.Context(), args[0])
+			if err != nil {
+				return f.apiError(cmd, "get change request "+args[0], err)
 			}
+			return f.print(cmd.OutOrStdout(), crView(cr, cr))
 		},
 	}
 }

@@ -341,3 +341,75 @@ func TestTemplatesFanout(t *testing.T) {
 	require.Equal(t, cli.ExitUsage, code)
 	require.Contains(t, stderr, "invalid value for --param b")
 }
+
+// Every command that can make a change request instead of a run exits 3 when it did,
+// with or without --wait and in every output format: nothing runs until someone approves.
+func TestEveryProposingCommandExits3(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusAccepted)
+		switch {
+		case r.URL.Path == "/v1/backfill":
+			_, _ = w.Write([]byte(`{"backfill_id":"bf-1","change_request_id":"cr-bf","status":"proposed"}`))
+		case strings.HasSuffix(r.URL.Path, "/fanout"):
+			_, _ = w.Write([]byte(`{"runs":[{"change_request_id":"cr-f1","status":"proposed"},{"change_request_id":"cr-f2","status":"proposed"}]}`))
+		default: // POST /v1/runs, a template run, a rollback
+			_, _ = w.Write([]byte(`{"change_request_id":"cr-1","status":"proposed"}`))
+		}
+	}))
+	t.Cleanup(srv.Close)
+	env := map[string]string{"SLUICE_SERVER": srv.URL, "SLUICE_TOKEN": "t"}
+	file := runsConfigFile(t)
+	for _, args := range [][]string{
+		{"runs", "submit", file},
+		{"runs", "submit", file, "--wait"},
+		{"runs", "submit", file, "-o", "json"},
+		{"runs", "rollback", "r-1"},
+		{"templates", "run", "orders", "--param", "day=2026-12-01"},
+		{"templates", "run", "orders", "--param", "day=2026-12-01", "--wait", "-o", "name"},
+		{"templates", "fanout", "orders", "--param", "day=2026-12-01,2026-12-02"},
+		{"backfill", "orders", "--from", "2026-03-01T00:00:00Z", "--to", "2026-03-03T00:00:00Z", "--window", "P1D"},
+		{"backfill", "orders", "--from", "2026-03-01T00:00:00Z", "--to", "2026-03-03T00:00:00Z", "--window", "P1D", "-o", "json"},
+	} {
+		code, out, stderr := execIn(t, cli.RunsDeps{}, env, args...)
+		require.Equal(t, cli.ExitProposed, code, "%v\n%s%s", args, out, stderr)
+		require.Contains(t, out, "cr-", "%v prints the change request", args)
+	}
+}
+
+// A param the template refuses is the caller's mistake, like a config error: exit 2.
+func TestRefusedParamsExit2(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnprocessableEntity)
+		_, _ = w.Write([]byte(`{"error":{"code":"invalid_params","message":"params.day: must be at least 2020-01-01 (min)"}}`))
+	}))
+	t.Cleanup(srv.Close)
+	code, _, stderr := execIn(t, cli.RunsDeps{}, map[string]string{"SLUICE_SERVER": srv.URL, "SLUICE_TOKEN": "t"},
+		"templates", "run", "orders", "--param", "day=2019-12-31")
+	require.Equal(t, cli.ExitUsage, code, stderr)
+	require.Contains(t, stderr, "params.day: must be at least 2020-01-01 (min)")
+}
+
+// Schedules print in every -o format: names for pipes, a JSON array for a list (even of one).
+func TestScheduleListFormats(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"schedules":[{"id":"s-1","template_id":"orders","cron":"30 2 * * *","timezone":"UTC",` +
+			`"paused":false,"overlap_policy":"skip","params":{"day":"2026-12-01"}}]}`))
+	}))
+	t.Cleanup(srv.Close)
+	env := map[string]string{"SLUICE_SERVER": srv.URL, "SLUICE_TOKEN": "t"}
+	code, out, stderr := execIn(t, cli.RunsDeps{}, env, "schedule", "list", "-o", "name")
+	require.Equal(t, 0, code, stderr)
+	require.Equal(t, "s-1\n", out)
+	code, out, stderr = execIn(t, cli.RunsDeps{}, env, "schedule", "list", "-o", "json")
+	require.Equal(t, 0, code, stderr)
+	require.True(t, strings.HasPrefix(strings.TrimSpace(out), "["), "a list is an array:\n%s", out)
+	code, out, stderr = execIn(t, cli.RunsDeps{}, env, "schedule", "list", "-o", "wide")
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, out, "OVERLAP")
+}

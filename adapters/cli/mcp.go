@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -63,36 +64,97 @@ func (f *runsFlags) proxyMCP(cmd *cobra.Command) error {
 	// The agent's side decides when the proxy ends. A server that refuses a message (a bad
 	// token's 401) also ends the stream down; ending on that would exit before relayUp
 	// has written the refusal, and the agent would read EOF instead of the answer.
+	calls := newInflight()
 	up := make(chan error, 1)
-	go func() { up <- relayUp(ctx, local, remote, log) }()
+	go func() { up <- relayUp(ctx, local, remote, log, calls) }()
+	down := make(chan struct{})
 	go func() {
-		if err := relayDown(ctx, remote, local); err != nil && ctx.Err() == nil {
+		defer close(down)
+		if err := relayDown(ctx, remote, local, calls); err != nil && ctx.Err() == nil {
 			log.Warn("the server's stream ended; requests are answered with its refusal", "error", err.Error())
 		}
 	}()
 	err = <-up
-	if errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
-		return nil // the agent closed stdin: a normal end
+	if errors.Is(err, io.EOF) {
+		// The agent closed stdin (a pipe ends so): answer what it asked before leaving.
+		select {
+		case <-calls.drained():
+		case <-down:
+		case <-ctx.Done():
+		}
+		return nil
+	}
+	if errors.Is(err, context.Canceled) {
+		return nil
 	}
 	return err
 }
 
+// inflight is the set of the agent's calls the server has not answered yet.
+type inflight struct {
+	mu    sync.Mutex
+	ids   map[string]struct{}
+	empty chan struct{} // closed while ids is empty
+}
+
+func newInflight() *inflight {
+	empty := make(chan struct{})
+	close(empty)
+	return &inflight{ids: map[string]struct{}{}, empty: empty}
+}
+
+func callKey(id jsonrpc.ID) string { return fmt.Sprintf("%T:%v", id.Raw(), id.Raw()) }
+
+func (f *inflight) add(id jsonrpc.ID) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.ids) == 0 {
+		f.empty = make(chan struct{})
+	}
+	f.ids[callKey(id)] = struct{}{}
+}
+
+func (f *inflight) done(id jsonrpc.ID) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.ids[callKey(id)]; !ok {
+		return
+	}
+	delete(f.ids, callKey(id))
+	if len(f.ids) == 0 {
+		close(f.empty)
+	}
+}
+
+// drained is closed once every call so far was answered.
+func (f *inflight) drained() <-chan struct{} {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.empty
+}
+
 // relayUp sends the agent's messages to the server. A request the server cannot be
 // reached for is answered with a JSON-RPC error, so the agent is never left waiting.
-func relayUp(ctx context.Context, local, remote sdk.Connection, log *slog.Logger) error {
+func relayUp(ctx context.Context, local, remote sdk.Connection, log *slog.Logger, calls *inflight) error {
 	for {
 		msg, err := local.Read(ctx)
 		if err != nil {
 			return err
+		}
+		req, isCall := msg.(*jsonrpc.Request)
+		isCall = isCall && req.IsCall()
+		if isCall {
+			calls.add(req.ID)
 		}
 		werr := remote.Write(ctx, msg)
 		if werr == nil {
 			continue
 		}
 		log.Warn("the server refused a message", "error", werr.Error())
-		if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
+		if isCall {
 			resp := &jsonrpc.Response{ID: req.ID, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
 				Message: "sluice server: " + werr.Error()}}
+			calls.done(req.ID)
 			if err := local.Write(ctx, resp); err != nil {
 				return err
 			}
@@ -101,7 +163,7 @@ func relayUp(ctx context.Context, local, remote sdk.Connection, log *slog.Logger
 }
 
 // relayDown sends the server's answers to the agent.
-func relayDown(ctx context.Context, remote, local sdk.Connection) error {
+func relayDown(ctx context.Context, remote, local sdk.Connection, calls *inflight) error {
 	for {
 		msg, err := remote.Read(ctx)
 		if err != nil {
@@ -109,6 +171,9 @@ func relayDown(ctx context.Context, remote, local sdk.Connection) error {
 		}
 		if err := local.Write(ctx, msg); err != nil {
 			return err
+		}
+		if resp, ok := msg.(*jsonrpc.Response); ok {
+			calls.done(resp.ID) // after the write: the agent has its answer
 		}
 	}
 }

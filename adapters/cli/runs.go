@@ -98,7 +98,7 @@ func (f *runsFlags) apiError(cmd *cobra.Command, what string, err error) error {
 	}
 	code := ExitFailure
 	switch ae.Code {
-	case "invalid_body", "invalid_config", "directive_refused", "pool_unserved", "pool_override_denied",
+	case "invalid_body", "invalid_config", "invalid_params", "directive_refused", "pool_unserved", "pool_override_denied",
 		"vault_key_required", "secret_params_refused", "secret_param_misplaced", "shard_refused", "state_format_refused",
 		"path_refused", "host_refused", "history_refused":
 		code = ExitUsage

@@ -448,6 +448,6 @@ func TestRunsSubmitUnderApprovalPrintsTheChangeRequest(t *testing.T) {
 	require.Equal(t, "proposed change request cr-1: it runs once another operator approves it "+
 		"(see `sluice change-requests get cr-1`)\n", out, "there is no run to wait for yet")
 	code, out, stderr = h.exec(t, nil, "submit", runsConfigFile(t), "--idempotency-key", "needs-approval", "--json")
-	require.Equal(t, 0, code, stderr)
+	require.Equal(t, cli.ExitProposed, code, "without --wait too: nothing runs until someone approves\n"+stderr)
 	require.JSONEq(t, `{"change_request_id": "cr-1", "status": "proposed"}`, out)
 }

@@ -26,7 +26,7 @@ func newScheduleCreate(deps RunsDeps) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "create TEMPLATE --cron CRON",
 		Short: "Create a schedule that runs TEMPLATE on a cron",
-		Example: `  sluice schedule create orders --cron "30 2 * * *" --timezone Europe/Berlin --param day=yesterday
+		Example: `  sluice schedule create orders --cron "30 2 * * *" --timezone Europe/Berlin --param day=2026-12-01
   sluice schedule create orders --cron @hourly --start-date 2026-03-01 --catchup --max-catchup-runs 24 --overlap queue`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -45,7 +45,7 @@ func newScheduleCreate(deps RunsDeps) *cobra.Command {
 			if err != nil {
 				return f.apiError(cmd, "create a schedule on "+args[0], err)
 			}
-			return printSchedules(cmd.OutOrStdout(), f.json, sc)
+			return f.print(cmd.OutOrStdout(), oneScheduleView(sc))
 		},
 	}
 	fl := cmd.Flags()
@@ -77,7 +77,7 @@ func newScheduleList(deps RunsDeps) *cobra.Command {
 			if err != nil {
 				return f.apiError(cmd, "list schedules", err)
 			}
-			return printSchedules(cmd.OutOrStdout(), f.json, list...)
+			return f.print(cmd.OutOrStdout(), scheduleView(list...))
 		},
 	}
 	return cmd
@@ -112,7 +112,7 @@ func newScheduleChange(deps RunsDeps, verb string) *cobra.Command {
 			if err != nil {
 				return f.apiError(cmd, verb+" schedule "+args[0], err)
 			}
-			return printSchedules(cmd.OutOrStdout(), f.json, sc)
+			return f.print(cmd.OutOrStdout(), oneScheduleView(sc))
 		},
 	}
 	return cmd
@@ -136,22 +136,7 @@ func newScheduleTicks(deps RunsDeps) *cobra.Command {
 			if err != nil {
 				return f.apiError(cmd, "ticks of schedule "+args[0], err)
 			}
-			if f.json {
-				return writeJSON(cmd.OutOrStdout(), page)
-			}
-			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "INSTANT\tSTATUS\tRUN\tREASON")
-			for _, tk := range page.Ticks {
-				reason := deref(tk.Reason)
-				if tk.SummaryCount != nil {
-					reason = fmt.Sprintf("%s (%d ticks from %s)", reason, *tk.SummaryCount, deref(tk.SummaryFirst))
-				}
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", tk.Instant, tk.Status, orDash(deref(tk.RunID)), reason)
-			}
-			if page.NextBefore != nil {
-				fmt.Fprintf(w, "(more: --before %s)\n", *page.NextBefore)
-			}
-			return w.Flush()
+			return f.print(cmd.OutOrStdout(), ticksView(page))
 		},
 	}
 	cmd.Flags().StringVar(&before, "before", "", "ticks before this RFC 3339 instant (the next page)")
@@ -159,20 +144,26 @@ func newScheduleTicks(deps RunsDeps) *cobra.Command {
 	return cmd
 }
 
-func printSchedules(w io.Writer, asJSON bool, list ...client.Schedule) error {
-	if asJSON {
-		if len(list) == 1 {
-			return writeJSON(w, list[0])
-		}
-		return writeJSON(w, list)
-	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tTEMPLATE\tCRON\tTIMEZONE\tPAUSED\tLAST TICK\tNEXT TICK")
+// scheduleView shows a list of schedules in the format -o chose (JSON: an array, even of one).
+func scheduleView(list ...client.Schedule) view { return schedulesView(list, list) }
+
+// oneScheduleView shows one schedule (JSON: the object).
+func oneScheduleView(sc client.Schedule) view { return schedulesView(sc, []client.Schedule{sc}) }
+
+func schedulesView(v any, list []client.Schedule) view {
+	names := make([]string, 0, len(list))
 	for _, s := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%t\t%s\t%s\n", s.ID, s.TemplateID, s.Cron, s.Timezone, s.Paused,
-			orDash(deref(s.LastTick)), orDash(deref(s.NextTick)))
+		names = append(names, s.ID)
 	}
-	return tw.Flush()
+	return view{v: v, names: names, table: func(w io.Writer, wide bool) error {
+		g := grid{header: []string{"ID", "TEMPLATE", "CRON", "TIMEZONE", "PAUSED", "LAST TICK", "NEXT TICK"},
+			wideHeader: []string{"OVERLAP", "POOL"}}
+		for _, s := range list {
+			g.add([]string{s.ID, s.TemplateID, s.Cron, s.Timezone, fmt.Sprint(s.Paused),
+				orDash(deref(s.LastTick)), orDash(deref(s.NextTick))}, orDash(s.OverlapPolicy), orDash(deref(s.Pool)))
+		}
+		return g.write(w, wide)
+	}}
 }
 
 // NewBackfillCommand is `sluice backfill`: one run per window of a time range (SPEC §9.4).
@@ -217,12 +208,20 @@ func NewBackfillCommand(deps RunsDeps) *cobra.Command {
 				return f.apiError(cmd, "backfill", err)
 			}
 			if f.json {
-				return writeJSON(cmd.OutOrStdout(), res)
+				if err := writeJSON(cmd.OutOrStdout(), res); err != nil {
+					return err
+				}
+				if res.ChangeRequestID != "" {
+					return proposedExit(res.ChangeRequestID)
+				}
+				return nil
 			}
 			if res.ChangeRequestID != "" {
-				_, err := fmt.Fprintf(cmd.OutOrStdout(), "backfill %s: proposed change request %s: its runs start once another operator approves it\n",
-					res.BackfillID, res.ChangeRequestID)
-				return err
+				if _, err := fmt.Fprintf(cmd.OutOrStdout(), "backfill %s: proposed change request %s: its runs start once another operator approves it\n",
+					res.BackfillID, res.ChangeRequestID); err != nil {
+					return err
+				}
+				return proposedExit(res.ChangeRequestID)
 			}
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintf(w, "backfill %s: %d runs\n", res.BackfillID, len(res.Runs))
@@ -243,4 +242,32 @@ func NewBackfillCommand(deps RunsDeps) *cobra.Command {
 	fl.StringVar(&req.Pool, "pool", "", "pool its runs execute in")
 	fl.IntVar(&req.MaxActive, "max-active", 0, "runs of the backfill executing at once, 1 to 1000 (default 1)")
 	return cmd
+}
+
+// ticksView shows one page of ticks; -o name lists the runs they created.
+func ticksView(page client.TicksResponse) view {
+	var names []string
+	for _, tk := range page.Ticks {
+		if id := deref(tk.RunID); id != "" {
+			names = append(names, id)
+		}
+	}
+	return view{v: page, names: names, table: func(w io.Writer, _ bool) error {
+		g := grid{header: []string{"INSTANT", "STATUS", "RUN", "REASON"}}
+		for _, tk := range page.Ticks {
+			reason := deref(tk.Reason)
+			if tk.SummaryCount != nil {
+				reason = fmt.Sprintf("%s (%d ticks from %s)", reason, *tk.SummaryCount, deref(tk.SummaryFirst))
+			}
+			g.add([]string{tk.Instant, tk.Status, orDash(deref(tk.RunID)), orDash(reason)})
+		}
+		if err := g.write(w, false); err != nil {
+			return err
+		}
+		if page.NextBefore != nil {
+			_, err := fmt.Fprintf(w, "(more: --before %s)\n", *page.NextBefore)
+			return err
+		}
+		return nil
+	}}
 }

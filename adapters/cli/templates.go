@@ -277,10 +277,18 @@ func newTemplatesFanout(f *runsFlags) *cobra.Command {
 			}
 			// Each entry is decided alone; one refused entry makes the call a failure so
 			// scripts notice, while the runs that were created stay.
+			proposed := ""
 			for _, r := range results {
 				if r.Error != nil {
 					return &ExitError{Code: ExitFailure, Err: fmt.Errorf("fan-out of %s: some entries were refused", args[0]), Printed: true}
 				}
+				if r.ChangeRequestID != "" {
+					proposed = r.ChangeRequestID
+				}
+			}
+			if proposed != "" {
+				// Runs wait for another operator's approval: exit 3, like runs submit.
+				return proposedExit(proposed)
 			}
 			return nil
 		},

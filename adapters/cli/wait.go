@@ -26,6 +26,11 @@ const (
 const waitExitCodes = "Exit codes: 0 the run completed, 1 it failed or was cancelled, 2 a usage or config error,\n" +
 	"3 it was proposed and waits for approval, 4 --timeout passed first (the run goes on), 130 Ctrl-C (the run goes on)."
 
+// proposedExit is the exit of a call whose run became change request id (exit 3).
+func proposedExit(id string) error {
+	return &ExitError{Code: ExitProposed, Err: fmt.Errorf("change request %s waits for approval", id), Printed: true}
+}
+
 // waitFlags are --wait and --wait-timeout of the commands that start a run.
 type waitFlags struct {
 	wait    bool
@@ -43,11 +48,9 @@ func (f *runsFlags) afterSubmit(cmd *cobra.Command, c *client.Client, res client
 		if err := f.printSubmitted(cmd.OutOrStdout(), res); err != nil {
 			return err
 		}
-		if !w.wait {
-			return nil
-		}
-		// There is no run to follow until another operator approves.
-		return &ExitError{Code: ExitProposed, Err: fmt.Errorf("change request %s waits for approval", res.ChangeRequestID), Printed: true}
+		// Nothing runs until another operator approves, with --wait or without: a
+		// script must not read "0" as "the run exists".
+		return proposedExit(res.ChangeRequestID)
 	}
 	if !w.wait {
 		return f.printSubmitted(cmd.OutOrStdout(), res)

@@ -13,6 +13,7 @@ import (
 // ApprovalService is what the change-request routes need from application/approvals.
 type ApprovalService interface {
 	List(ctx context.Context, p runs.Principal, f approvals.Filter) ([]*approvals.ChangeRequest, error)
+	Get(ctx context.Context, p runs.Principal, id string) (*approvals.ChangeRequest, error)
 	Approve(ctx context.Context, p runs.Principal, id string) (*approvals.ChangeRequest, error)
 	Reject(ctx context.Context, p runs.Principal, id string) (*approvals.ChangeRequest, error)
 }
@@ -20,35 +21,6 @@ type ApprovalService interface {
 type proposedResponse struct {
 	ChangeRequestID string `json:"change_request_id"`
 	Status          string `json:"status"`
-}
-
-// changeRequestResource is a change request as the API shows it: never the request
-// itself, which may hold credentials.
-type changeRequestResource struct {
-	ID          string  `json:"id"`
-	Proposer    string  `json:"proposer"`
-	Tenant      *string `json:"tenant"`
-	Name        string  `json:"name"`
-	Pool        string  `json:"pool"`
-	TriggerKind string  `json:"trigger_kind"`
-	Status      string  `json:"status"`
-	CreatedAt   string  `json:"created_at"`
-	ExpiresAt   string  `json:"expires_at"`
-	DecidedBy   *string `json:"decided_by"`
-	DecidedAt   *string `json:"decided_at"`
-	RunID       *string `json:"run_id"`
-}
-
-func toChangeRequest(cr *approvals.ChangeRequest) changeRequestResource {
-	return changeRequestResource{ID: cr.ID, Proposer: cr.Proposer, Tenant: optString(cr.Tenant), Name: cr.Name,
-		Pool: cr.Pool, TriggerKind: cr.TriggerKind, Status: string(cr.Status), CreatedAt: formatTime(cr.CreatedAt),
-		ExpiresAt: formatTime(cr.ExpiresAt), DecidedBy: optString(cr.DecidedBy), DecidedAt: optTime(cr.DecidedAt),
-		RunID: optString(cr.RunID)}
-}
-
-type changeRequestList struct {
-	ChangeRequests []changeRequestResource `json:"change_requests"`
-	NextCursor     *string                 `json:"next_cursor"`
 }
 
 // listChangeRequests is GET /v1/change-requests: newest first, ?status=, ?limit=,
@@ -79,14 +51,17 @@ func (s *server) listChangeRequests(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	out := changeRequestList{ChangeRequests: make([]changeRequestResource, 0, len(list))}
-	for _, cr := range list {
-		out.ChangeRequests = append(out.ChangeRequests, toChangeRequest(cr))
+	c.JSON(http.StatusOK, approvals.NewListView(list, f.Limit))
+}
+
+// getChangeRequest is GET /v1/change-requests/{id}: what became of one proposal.
+func (s *server) getChangeRequest(c *gin.Context) {
+	cr, err := s.deps.Approvals.Get(c.Request.Context(), principal(c), c.Param("id"))
+	if err != nil {
+		s.fail(c, err)
+		return
 	}
-	if len(list) == f.Limit {
-		out.NextCursor = optString(list[len(list)-1].ID)
-	}
-	c.JSON(http.StatusOK, out)
+	c.JSON(http.StatusOK, approvals.NewView(cr))
 }
 
 // approveChangeRequest is POST /v1/change-requests/{id}/approve: the run is created.
@@ -109,7 +84,7 @@ func (s *server) decide(c *gin.Context, decide func(context.Context, runs.Princi
 		s.fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, toChangeRequest(cr))
+	c.JSON(http.StatusOK, approvals.NewView(cr))
 }
 
 // withApprovals answers not_found when this server records no change requests.

@@ -93,6 +93,14 @@ func (s *server) logs(c *gin.Context) {
 		}
 	}
 	id := c.Param("id")
+	// A follower subscribes before its first read, so a change committed between the
+	// read and its wait still wakes it.
+	var changed <-chan struct{}
+	if follow && s.deps.RunChanges != nil {
+		var stop func()
+		changed, stop = s.deps.RunChanges.Follow(id)
+		defer stop()
+	}
 	page, err := s.deps.Runs.Logs(c.Request.Context(), p, id, after, int(limit))
 	if err != nil {
 		s.fail(c, err)
@@ -102,12 +110,15 @@ func (s *server) logs(c *gin.Context) {
 		c.JSON(http.StatusOK, logsResponse{Lines: toLogLines(page.Lines), NextAfter: page.Next, Done: page.Done})
 		return
 	}
-	s.stream(c, p, id, after, page, int(limit))
+	s.stream(c, p, id, after, page, int(limit), changed)
 }
 
 // stream writes SSE events: `line` per log line (id = seq), a final `end` with the run's
 // status, or `error` when the history fails mid-stream (headers are already sent then).
-func (s *server) stream(c *gin.Context, p runs.Principal, id string, after int64, page runs.LogPage, limit int) {
+// It re-reads the history when changed says the run changed in this process (new lines,
+// its end), so the `end` event follows the run's finish at once; every PollInterval it
+// re-reads anyway, for runs another cluster member executes.
+func (s *server) stream(c *gin.Context, p runs.Principal, id string, after int64, page runs.LogPage, limit int, changed <-chan struct{}) {
 	ctx := c.Request.Context()
 	// A server-wide WriteTimeout suits short answers, not a stream that lasts as long as
 	// the run; lift it for this response (an error only means there was none to lift).
@@ -143,7 +154,7 @@ func (s *server) stream(c *gin.Context, p runs.Principal, id string, after int64
 		}
 		w.Flush()
 		// A full page means more lines are waiting: fetch them without sleeping.
-		if len(page.Lines) < limit && !sleep(ctx, s.cfg.PollInterval) {
+		if len(page.Lines) < limit && !waitChange(ctx, changed, s.cfg.PollInterval) {
 			return
 		}
 		next, err := s.deps.Runs.Logs(ctx, p, id, after, limit)
@@ -174,13 +185,16 @@ func writeEvent(w gin.ResponseWriter, event, id string, v any) {
 	_, _ = fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, data)
 }
 
-// sleep waits d; false when ctx ended first (the client went away).
-func sleep(ctx context.Context, d time.Duration) bool {
+// waitChange waits until changed signals or d passed; false when ctx ended first (the
+// client went away). A nil changed waits d.
+func waitChange(ctx context.Context, changed <-chan struct{}, d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
 		return false
+	case <-changed:
+		return true
 	case <-t.C:
 		return true
 	}

@@ -17,6 +17,8 @@ func changeRequestPaths() obj {
 			param("limit", "query", "page size", obj{"type": "integer", "minimum": 1, "maximum": maxListLimit, "default": defaultListLimit}),
 			param("cursor", "query", "next_cursor of the previous page", typ("string", "")),
 		}, obj{"200": jsonBody(ref("ChangeRequestList"), "one page")}, "invalid_body", "history_unavailable")},
+		"/v1/change-requests/{id}": obj{"get": op("Get a change request: what became of a proposal (run_id once approved)", []any{id},
+			obj{"200": jsonBody(cr, "the change request")}, "not_found", "history_unavailable")},
 		"/v1/change-requests/{id}/approve": obj{"post": approve},
 		"/v1/change-requests/{id}/reject":  obj{"post": decide("Reject a change request; nothing runs")},
 	}

@@ -44,6 +44,7 @@ func operations() map[string]operation {
 		"GET /v1/schedules/{id}/ticks":                  {"listScheduleTicks", "schedules"},
 		"POST /v1/backfill":                             {"startBackfill", "schedules"},
 		"GET /v1/change-requests":                       {"listChangeRequests", "change-requests"},
+		"GET /v1/change-requests/{id}":                  {"getChangeRequest", "change-requests"},
 		"POST /v1/change-requests/{id}/approve":         {"approveChangeRequest", "change-requests"},
 		"POST /v1/change-requests/{id}/reject":          {"rejectChangeRequest", "change-requests"},
 		"POST " + mcpRoute:                              {"postMCPMessage", "mcp"},

@@ -62,6 +62,7 @@ func Permissions() []Permission {
 		// reads (SPEC §2.2, §14.1).
 		{http.MethodPost, "/v1/tenants/:tenant/templates/:id/runs", runs.Operator, true},
 		{http.MethodGet, "/v1/change-requests", runs.Viewer, false},
+		{http.MethodGet, "/v1/change-requests/:id", runs.Viewer, false},
 		{http.MethodPost, "/v1/change-requests/:id/approve", runs.Operator, false},
 		{http.MethodPost, "/v1/change-requests/:id/reject", runs.Operator, false},
 		// MCP needs viewer to connect; each tool then asks the role it needs (SPEC §11).

@@ -60,9 +60,20 @@ type Deps struct {
 	// such route.
 	MCP MCPHandler
 	// Approvals serves /v1/change-requests (SPEC §9.5); nil: not_found there.
-	Approvals ApprovalService // Tracer opens one span per request (SPEC §14.6); nil: execute.NopTracer, which
+	Approvals ApprovalService
+	// Tracer opens one span per request (SPEC §14.6); nil: execute.NopTracer, which
 	// still hands a client's traceparent to the use-cases.
 	Tracer execute.Tracer
+	// RunChanges tells a followed log stream that its run changed in this process (lines
+	// persisted, the run ended), so the stream ends as soon as the run does; nil: the
+	// stream re-reads every PollInterval only.
+	RunChanges RunChanges
+}
+
+// RunChanges is runs.Watch as the log stream uses it.
+type RunChanges interface {
+	// Follow subscribes to run id's changes; stop releases the subscription.
+	Follow(id string) (changed <-chan struct{}, stop func())
 }
 
 // server holds what every handler shares; one per New, so two handlers in one process
@@ -159,6 +170,7 @@ func (s *server) routes(e *gin.Engine) {
 	v1.GET("/schedules/:id/ticks", s.withSchedules(s.scheduleTicks))
 	v1.POST("/backfill", s.withBackfills(s.backfill))
 	v1.GET("/change-requests", s.withApprovals(s.listChangeRequests))
+	v1.GET("/change-requests/:id", s.withApprovals(s.getChangeRequest))
 	v1.POST("/change-requests/:id/approve", s.withApprovals(s.approveChangeRequest))
 	v1.POST("/change-requests/:id/reject", s.withApprovals(s.rejectChangeRequest))
 	if s.deps.MCP != nil {

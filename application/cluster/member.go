@@ -100,6 +100,9 @@ type Deps struct {
 	// announces work or a cancel (PostgreSQL LISTEN); nil polls only (SQLite,
 	// --poll-only). Polling every PollInterval stays on either way.
 	Notifications Notifications
+	// Changes hears of every run this member persisted log lines of or ended, after the
+	// commit, so followers of the run's log see it at once; nil tells nobody.
+	Changes RunChanges
 	// Shards keeps the shards of sharded runs; nil claims no shards and runs every run
 	// whole. Planner splits a source into shards; both are needed for Config.Sharding.
 	Shards  ShardStore

@@ -197,6 +197,13 @@ type Notifications interface {
 	Cancels() <-chan string
 }
 
+// RunChanges hears that a run changed in this member (runs.Watch): its log got lines or
+// it ended. Followers of the run's log re-read the history at once instead of at their
+// next poll. Called after the change is committed; it must not block.
+type RunChanges interface {
+	Changed(runID string)
+}
+
 // PoolTimeouts fails pending runs whose pool nobody serves (SPEC §5.5). The store
 // implements it.
 type PoolTimeouts interface {

@@ -106,7 +106,9 @@ func (rl *runLog) flush() {
 		// Logged to the member's log only: the run's own log is what failed.
 		rl.m.log.Warn("persisting run log lines failed; they are dropped", "run_id", rl.runID,
 			"lines", len(lines), "error", rl.m.redact(err.Error()))
+		return
 	}
+	rl.m.runChanged(rl.runID)
 }
 
 // closeTaking stops the flusher WITHOUT flushing and returns what is still buffered, for

@@ -124,14 +124,23 @@ func (m *Member) finishOnce(ctx context.Context, e *execution, o Outcome) error 
 		err := m.deps.Store.Finish(ctx, m.cfg.InstanceID, e.ref, o, m.deps.Callbacks)
 		if err == nil && !o.Retry {
 			m.countFinished(e.claim, o)
+			m.runChanged(e.claim.ID)
 		}
 		return err
 	}
 	parent, err := m.deps.Shards.FinishShard(ctx, m.cfg.InstanceID, e.shard.Ref, o, m.deps.Callbacks)
 	if err == nil {
 		m.runEnded(e.claim.ID, e.claim.Name, parent)
+		m.runChanged(e.claim.ID) // the shard's lines went to its run's log; the run may have ended
 	}
 	return err
+}
+
+// runChanged tells the followers of run id's log that it changed (after the commit).
+func (m *Member) runChanged(id string) {
+	if m.deps.Changes != nil {
+		m.deps.Changes.Changed(id)
+	}
 }
 
 // persistLogs writes lines a Finish could not, best effort.

@@ -48,6 +48,7 @@ func (s *Service) Cancel(ctx context.Context, p Principal, id string) (rec *Reco
 			}
 			rec = got
 			if ok {
+				s.deps.Watch.Changed(id)
 				s.cancelledNow(rec.Name)
 				s.auditCancel(ctx, p, rec, from, "cancelled")
 				return strip(rec), true, nil

@@ -55,6 +55,9 @@ type Deps struct {
 	// §14.6); nil: execute.NopTracer, which still stores a traceparent the caller's
 	// context carries.
 	Tracer execute.Tracer
+	// Watch hears of runs a cancel ends at once, so followers of their logs see the end
+	// without polling; nil tells nobody.
+	Watch *Watch
 }
 
 // Config is the server settings the run use-cases read.

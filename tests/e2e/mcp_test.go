@@ -110,3 +110,21 @@ func (b *lockedBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.buf.String()
 }
+
+// A client that writes its requests and closes stdin (a pipe, a script) still gets every
+// answer: the proxy ends on EOF only once the calls it relayed were answered.
+func TestMCPOverStdioAnswersBeforeEOF(t *testing.T) {
+	t.Parallel()
+	data := t.TempDir()
+	s := startServe(t, data, nil, "--mcp", "--mcp-allow-mutations")
+	in := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"pipe","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"validate_config","arguments":{"config":"version: 1\nname: x\npipeline: {source: {type: generate, config: {count: 1}}, sink: {type: stdout}}"}}}
+{"jsonrpc":"2.0","id":3,"method":"tools/list"}
+`
+	r := e2e.Run(t, e2e.Cmd{Args: []string{"mcp", "--server", s.url(), "--data-dir", data}, Stdin: in})
+	require.Equal(t, 0, r.Code, r.String())
+	for _, id := range []string{`"id":1`, `"id":2`, `"id":3`} {
+		require.Contains(t, r.Stdout, id, "every call is answered before the proxy exits:\n%s", r.String())
+	}
+}

@@ -169,6 +169,13 @@ func (c *Client) ChangeRequests(ctx context.Context, status, cursor string, limi
 	return out, err
 }
 
+// ChangeRequest gets one change request: what became of a proposal.
+func (c *Client) ChangeRequest(ctx context.Context, id string) (ChangeRequest, error) {
+	var out ChangeRequest
+	_, err := c.do(ctx, http.MethodGet, "/v1/change-requests/"+url.PathEscape(id), nil, nil, &out)
+	return out, err
+}
+
 // Decide approves (approve=true) or rejects a change request.
 func (c *Client) Decide(ctx context.Context, id string, approve bool) (ChangeRequest, error) {
 	verb := "reject"
