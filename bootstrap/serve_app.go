@@ -276,7 +276,7 @@ func provideRuns(s *serveSettings, p *process, log *slog.Logger, st *store.Store
 		Metrics:   mt,
 		// Literal paths and hosts are refused at submit (SPEC §14.1).
 		Confinement: exec,
-		Tracer:      tr, Watch:       watch,
+		Tracer:      tr, Watch: watch,
 	}
 	if s.Cluster {
 		// Admission reads the live membership: a pool is served while any live,
@@ -335,7 +335,7 @@ func provideHandler(s *serveSettings, p *process, log *slog.Logger, svc *runs.Se
 		Log:            log,
 		MCP:            mh,
 		Approvals:      ap,
-		Tracer:         tr, RunChanges:     watch,
+		Tracer:         tr, RunChanges: watch,
 	})
 }
 
