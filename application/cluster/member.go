@@ -124,6 +124,8 @@ type Deps struct {
 	// Withhold removes the row data a failed run's message may quote (a key's values, a
 	// value that did not convert) before it is logged and stored; nil keeps messages.
 	Withhold func(msg string) string
+	// Events are told of each loop step (tests wait on them); zero = nothing told.
+	Events Events
 }
 
 // SecretSource reads the sealed secret values of a run, index n for its ${sealed:n}
