@@ -17,6 +17,7 @@ import (
 
 	"github.com/sluicehq/sluice/adapters/cli"
 	"github.com/sluicehq/sluice/domain/callback"
+	"github.com/sluicehq/sluice/domain/lease"
 	"github.com/sluicehq/sluice/domain/pool"
 	"github.com/sluicehq/sluice/domain/secret"
 )
@@ -37,8 +38,9 @@ const (
 	DefaultLeaderTTL       = 30
 	// HistoryFileName is the default SQLite history inside --data-dir.
 	HistoryFileName = "history.db"
-	// minLeaseTTL keeps TTL/3 renewals and TTL/6 statement timeouts at a sane size.
-	minLeaseTTL = 3
+	// minLeaseTTL keeps TTL/3 renewals and TTL/6 statement timeouts at a sane size; the
+	// scheduler leader's TTL has the same floor.
+	minLeaseTTL = int(lease.MinTTL / time.Second)
 )
 
 // serveFlags are the raw flag values of `sluice serve`, as cobra parsed them.
@@ -246,14 +248,16 @@ func (f *serveFlags) settings() (*serveSettings, error) {
 			}
 		}
 	}
-	if f.leaseTTLSecs < minLeaseTTL {
-		bad("lease-ttl-secs", "%d: the lease TTL must be at least %d seconds", f.leaseTTLSecs, minLeaseTTL)
+	// The lease rules live in the domain; their messages name the flag to change.
+	ttl := time.Duration(f.leaseTTLSecs) * time.Second
+	if err := lease.ValidateTTL(ttl); err != nil {
+		errs = append(errs, fmt.Errorf("invalid value: %w", err))
 	}
 	if f.leaderTTLSecs < minLeaseTTL {
 		bad("leader-ttl-secs", "%d: the scheduler leader's TTL must be at least %d seconds", f.leaderTTLSecs, minLeaseTTL)
 	}
-	if f.pollSecs < 1 || f.pollSecs >= f.leaseTTLSecs {
-		bad("cluster-poll-secs", "%d: must be at least 1 and less than --lease-ttl-secs (%d)", f.pollSecs, f.leaseTTLSecs)
+	if err := lease.ValidatePollInterval(time.Duration(f.pollSecs)*time.Second, ttl); err != nil {
+		errs = append(errs, fmt.Errorf("invalid value: %w", err))
 	}
 	if f.tries < 1 {
 		bad("cluster-max-attempts", "%d: at least 1 attempt is needed", f.tries)

@@ -56,6 +56,10 @@ const (
 	codeDraining            = "draining"
 	codeHistoryUnavailable  = "history_unavailable"
 	codeInternal            = "internal"
+	// Run error codes a request meets itself when it opens a sealed config (GET …/config,
+	// rollback, approving a change request): SPEC §7.4 and §7.6 say the same codes answer.
+	codeVaultKeyMissing = string(run.CodeVaultKeyMissing)
+	codeVaultTampered   = string(run.CodeVaultTampered)
 )
 
 // Codes returns every request error code with its HTTP status. The OpenAPI document lists
@@ -92,6 +96,36 @@ func Codes() map[string]int {
 		codeDraining:            http.StatusServiceUnavailable,
 		codeHistoryUnavailable:  http.StatusServiceUnavailable,
 		codeInternal:            http.StatusInternalServerError,
+		// This server was not started with the key the data was sealed under: one that was
+		// can answer, so it is a server-side unavailability, not a bad request.
+		codeVaultKeyMissing: http.StatusServiceUnavailable,
+		// The stored ciphertext failed authentication: nothing the caller can change.
+		codeVaultTampered: http.StatusInternalServerError,
+	}
+}
+
+// RunCodes says how each run error code (run.Codes, SPEC §2.9) reaches a REST client: the
+// status of a request that meets the failure itself (a refused path at submit, a sealed
+// config this server cannot open), or 200 for codes that only ever appear as the error
+// of a run resource. A test fails when a domain code is missing here or its status
+// disagrees with Codes, so a new failure cannot ship unpublished.
+func RunCodes() map[run.ErrorCode]int {
+	status := Codes()
+	inResource := http.StatusOK
+	return map[run.ErrorCode]int{
+		run.CodePipelineError:   inResource,
+		run.CodeConfigError:     inResource,
+		run.CodeVaultKeyMissing: status[codeVaultKeyMissing],
+		run.CodeVaultTampered:   status[codeVaultTampered],
+		run.CodeTimeout:         inResource,
+		run.CodePoisoned:        inResource,
+		run.CodePoolUnavailable: inResource,
+		run.CodeLeaseLost:       inResource,
+		run.CodeShardFailed:     inResource,
+		run.CodeShardKeyInvalid: inResource,
+		run.CodePathRefused:     status[codePathRefused],
+		run.CodeHostRefused:     status[codeHostRefused],
+		run.CodeHistoryRefused:  status[codeHistoryRefused],
 	}
 }
 
@@ -140,6 +174,8 @@ func errorTable() []mapping {
 		{secret.ErrUnknownToken, codeInvalidConfig},
 		{secret.ErrTooShort, codeInvalidConfig},
 		{runs.ErrVaultKeyRequired, codeVaultKeyRequired},
+		{runs.ErrVaultKeyMissing, codeVaultKeyMissing},
+		{runs.ErrVaultTampered, codeVaultTampered},
 		{runs.ErrSecretParamsRefused, codeSecretParamsRefused},
 		{templates.ErrInUse, codeTemplateInUse},
 		// Schedule settings the domain refuses (the use-cases name the field).

@@ -79,7 +79,7 @@ func TestErrorTable(t *testing.T) {
 		{&runs.CallbackRefusedError{Path: "callback.url", Message: "metadata host"}, 422, "invalid_config"},
 		{pool.Admit("gpu", []string{"default"}), 422, "pool_unserved"},
 		{&runs.PoolsUnsupportedError{Pool: "gpu", Members: []runs.MemberRef{{InstanceID: "old-1"}}}, 422, "pool_unserved"},
-		{&runs.StateFormatRefusedError{Need: 2, Members: []runs.MemberRef{{InstanceID: "old-1", StateFormatMax: 1}}}, 422, "state_format_refused"},
+		{&runs.StateFormatRefusedError{Need: 2, Reads: 1, Members: []runs.MemberRef{{InstanceID: "old-1", StateFormatMax: 1}}}, 422, "state_format_refused"},
 		{pool.Override{Allowed: []string{"a"}}.Check("b", "t"), 422, "pool_override_denied"},
 		{shard.ValidateCount(0), 422, "invalid_config"},
 		{&pipeline.ShardRefusedError{Reasons: []string{"the file sink writes one file"}}, 422, "shard_refused"},
@@ -88,6 +88,9 @@ func TestErrorTable(t *testing.T) {
 		{runs.ErrQueueFull, 429, "queue_full"},
 		{runs.ErrDraining, 503, "draining"},
 		{run.ErrConflict, 409, "conflict"},
+		// Opening a sealed config answers with the run error codes of SPEC §7.4 and §7.6.
+		{&runs.VaultKeyMissingError{KeyID: "k-old"}, 503, "vault_key_missing"},
+		{fmt.Errorf("open config: %w", runs.ErrVaultTampered), 500, "vault_tampered"},
 		{errors.New("disk on fire"), 500, "internal"},
 	}
 	for _, tc := range cases {
@@ -122,8 +125,11 @@ func TestCodesMatchTheSpecList(t *testing.T) {
 	for code, status := range want {
 		require.Equal(t, status, got[code], code)
 	}
-	// The additions beyond the SPEC list are deliberate and few.
-	require.Len(t, got, len(want)+3)
+	// The additions beyond the SPEC's request list are deliberate and few: three of this
+	// adapter's own and the two run codes a request meets when it opens a sealed config.
+	require.Len(t, got, len(want)+5)
+	require.Equal(t, 503, got["vault_key_missing"])
+	require.Equal(t, 500, got["vault_tampered"])
 	require.Equal(t, 405, got["method_not_allowed"])
 	require.Equal(t, 409, got["conflict"])
 	require.Equal(t, 500, got["internal"])
@@ -292,4 +298,24 @@ func TestRedactKeepsInstructions(t *testing.T) {
 	}
 	require.Equal(t, "dial postgres://REDACTED@db/x?password=REDACTED&sslmode=disable",
 		sluicehttp.Redact("dial postgres://app:pw@db/x?password=pw2&sslmode=disable"))
+}
+
+// TestEveryRunCodeIsPublished holds the HTTP adapter to the domain's list of run error
+// codes: each has a row saying how it reaches a client, a code that is also a request
+// answer has the same status in both tables, and the run resource's schema enum is the
+// domain list.
+func TestEveryRunCodeIsPublished(t *testing.T) {
+	t.Parallel()
+	published := sluicehttp.RunCodes()
+	requests := sluicehttp.Codes()
+	for _, c := range run.Codes() {
+		status, ok := published[c]
+		require.True(t, ok, "run error code %q is not in the HTTP adapter's RunCodes table", c)
+		if want, isRequest := requests[string(c)]; isRequest {
+			require.Equal(t, want, status, "run error code %q answers requests with another status", c)
+		} else {
+			require.Equal(t, http.StatusOK, status, "run error code %q only appears inside a run resource", c)
+		}
+	}
+	require.Len(t, published, len(run.Codes()), "RunCodes lists a code the domain does not have")
 }

@@ -1,5 +1,10 @@
 package http
 
+import (
+	"github.com/sluicehq/sluice/application/approvals"
+	"github.com/sluicehq/sluice/domain/run"
+)
+
 // changeRequestPaths documents the change-request routes (SPEC §9.5).
 func changeRequestPaths() obj {
 	id := param("id", "path", "the change request id", typ("string", ""))
@@ -13,7 +18,7 @@ func changeRequestPaths() obj {
 		"path_refused", "host_refused", "history_refused", "queue_full", "draining")
 	return obj{
 		"/v1/change-requests": obj{"get": op("List change requests, newest first", []any{
-			param("status", "query", "only change requests in this status", obj{"type": "string", "enum": []any{"proposed", "approved", "rejected", "expired"}}),
+			param("status", "query", "only change requests in this status", enum(approvals.Statuses())),
 			param("limit", "query", "page size", obj{"type": "integer", "minimum": 1, "maximum": maxListLimit, "default": defaultListLimit}),
 			param("cursor", "query", "next_cursor of the previous page", typ("string", "")),
 		}, obj{"200": jsonBody(ref("ChangeRequestList"), "one page")}, "invalid_body", "history_unavailable")},
@@ -30,8 +35,8 @@ func changeRequestSchemas() obj {
 		"id": typ("string", ""), "proposer": typ("string", "the principal who proposed it"),
 		"tenant": nullableType("string", ""), "name": typ("string", "the pipeline name the run will have"),
 		"pool":         typ("string", "the pool it was proposed with; approval keeps it"),
-		"trigger_kind": typ("string", "what proposed it: api, mcp, template, …"),
-		"status":       obj{"type": "string", "enum": []any{"proposed", "approved", "rejected", "expired"}},
+		"trigger_kind": enum(run.TriggerKinds()),
+		"status":       enum(approvals.Statuses()),
 		"created_at":   timestamp(""), "expires_at": timestamp("7 days after created_at"),
 		"decided_by": nullableType("string", ""), "decided_at": timestamp(""),
 		"run_id": nullableType("string", "the run approval created"),

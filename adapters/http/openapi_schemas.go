@@ -1,6 +1,11 @@
 package http
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/sluicehq/sluice/domain/run"
+	"github.com/sluicehq/sluice/domain/shard"
+)
 
 // schemas are the components of the OpenAPI document. Property names must equal the JSON
 // tags of this package's answers and of adapters/cli/client's DTOs; tests check both.
@@ -11,14 +16,16 @@ func schemas() obj {
 	object, all := closedObject, propNames
 	stringMap := obj{"type": "object", "additionalProperties": obj{"type": "string"}}
 
+	// The package run is shadowed by the Run schema below, so its lists are read first.
+	runCodes, callbackOn := enum(run.Codes()), enum(terminalStatuses())
 	run := obj{
 		"run_id":       str("the run id (UUIDv7)"),
 		"name":         str("the pipeline name"),
-		"status":       obj{"type": "string", "enum": []any{"queued", "pending", "running", "sharded", "completed", "failed", "cancelled"}},
+		"status":       enum(run.Statuses()),
 		"pool":         str("the pool the run executes in"),
 		"tenant":       nullableType("string", "the tenant; null when untenanted"),
 		"labels":       stringMap,
-		"trigger_kind": obj{"type": "string", "enum": []any{"api", "cli", "mcp", "template", "tenant", "fanout", "schedule", "backfill", "rollback", "approval"}},
+		"trigger_kind": enum(run.TriggerKinds()),
 		"run_key":      nullableType("string", "unique per pipeline key; null when none"),
 		"run_date":     str("YYYY-MM-DD of the logical instant"),
 		"attempt":      integer("claims so far"),
@@ -44,18 +51,18 @@ func schemas() obj {
 			"description": "transient: failures a connector marks transient; any: all but config errors, refusals and timeouts (default transient)"}}
 	owner := obj{"instance_id": str(""), "listen": str("host:port of the member's API")}
 	stats := obj{"rows_read": integer(""), "rows_written": integer(""), "pages": integer(""), "bytes": integer(""), "elapsed_ms": integer("")}
-	runErr := obj{"code": obj{"type": "string", "enum": []any{"pipeline_error", "config_error", "vault_key_missing",
-		"vault_tampered", "timeout", "poisoned", "pool_unavailable", "lease_lost", "shard_failed", "shard_key_invalid",
-		"path_refused", "host_refused", "history_refused"}},
-		"message": str("")}
-	shards := obj{"total": integer(""), "pending": integer(""), "running": integer(""), "completed": integer(""), "failed": integer(""), "cancelled": integer("")}
+	runErr := obj{"code": runCodes, "message": str("")}
+	shards := obj{"total": integer("")}
+	for _, st := range shard.Statuses() {
+		shards[string(st)] = integer("")
+	}
 	attempt := obj{"n": integer("1-based"), "instance_id": str(""), "claimed_at": timestamp(""), "ended_at": timestamp("null while the attempt runs"),
 		"outcome": obj{"type": []any{"string", "null"}, "enum": []any{"completed", "failed", "cancelled", "lost", "handed_back", nil}},
 		"error":   nullable(ref("RunError"))}
 	template := obj{"id": str(""), "version": integer("")}
 	callback := obj{
 		"url":          str("where the result is POSTed"),
-		"on":           obj{"type": "array", "items": obj{"type": "string", "enum": []any{"completed", "failed", "cancelled"}}},
+		"on":           obj{"type": "array", "items": callbackOn},
 		"extra_fields": obj{"type": "object", "description": "merged into the callback payload"},
 	}
 	submitReq := obj{
@@ -76,7 +83,7 @@ func schemas() obj {
 	list := obj{"runs": obj{"type": "array", "items": ref("Run")}, "next_cursor": nullableType("string", "null on the last page")}
 	shardList := obj{"shards": obj{"type": "array", "items": ref("Shard")}, "next_cursor": nullableType("string", "null on the last page")}
 	shardItem := obj{"index": integer("0-based"),
-		"status":       obj{"type": "string", "enum": []any{"pending", "running", "completed", "failed", "cancelled"}},
+		"status":       enum(shard.Statuses()),
 		"attempt":      integer("claims so far"),
 		"max_attempts": integer("the reclaim cap"),
 		"owner":        nullable(ref("Owner")),

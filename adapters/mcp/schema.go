@@ -19,17 +19,18 @@ type (
 )
 
 func enumSchemas() map[reflect.Type]*jsonschema.Schema {
-	var runValues, changeValues []any
-	for _, s := range run.Statuses() {
-		runValues = append(runValues, string(s))
-	}
-	for _, s := range []approvals.Status{approvals.Proposed, approvals.Approved, approvals.Rejected, approvals.Expired} {
-		changeValues = append(changeValues, string(s))
-	}
 	return map[reflect.Type]*jsonschema.Schema{
-		reflect.TypeFor[runStatus]():    {Type: "string", Enum: runValues},
-		reflect.TypeFor[changeStatus](): {Type: "string", Enum: changeValues},
+		reflect.TypeFor[runStatus]():    {Type: "string", Enum: values(run.Statuses())},
+		reflect.TypeFor[changeStatus](): {Type: "string", Enum: values(approvals.Statuses())},
 	}
+}
+
+func values[T ~string](list []T) []any {
+	out := make([]any, len(list))
+	for i, v := range list {
+		out[i] = string(v)
+	}
+	return out
 }
 
 // addTool registers a typed tool with its input schema built here (enums included); the

@@ -52,7 +52,13 @@ func (f fakeRuns) Validate(context.Context, runs.Principal, []byte, map[string]s
 
 func session(t *testing.T, svc mcp.RunService, p runs.Principal) *sdk.ClientSession {
 	t.Helper()
-	s := mcp.New(mcp.Config{}, mcp.Deps{Runs: svc, Errors: sluicehttp.Classify, Redact: sluicehttp.Redact})
+	return sessionWith(t, mcp.Deps{Runs: svc, Errors: sluicehttp.Classify, Redact: sluicehttp.Redact}, p)
+}
+
+// sessionWith connects a client to a server built from deps, as principal p.
+func sessionWith(t *testing.T, deps mcp.Deps, p runs.Principal) *sdk.ClientSession {
+	t.Helper()
+	s := mcp.New(mcp.Config{}, deps)
 	srv := httptest.NewServer(s.For(p))
 	t.Cleanup(srv.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

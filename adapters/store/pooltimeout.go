@@ -55,7 +55,7 @@ func (s *Store) FailUnservedPools(ctx context.Context, ttl, wait time.Duration, 
 	}
 	var out []cluster.PoolTimedOut
 	for _, p := range waiting {
-		if slices.Contains(served, p) || !pool.TimedOut(lastExpiry[p], now, wait) {
+		if pool.Observe(slices.Contains(served, p), lastExpiry[p], now, wait) != pool.PhaseTimedOut {
 			continue
 		}
 		failed, err := s.failPool(ctx, p, lastExpiry[p], now, wait, build)

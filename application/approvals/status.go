@@ -18,6 +18,12 @@ const (
 	Expired  Status = "expired"
 )
 
+// statuses lists every status in lifecycle order: the one list the transports' enums use.
+var statuses = []Status{Proposed, Approved, Rejected, Expired}
+
+// Statuses returns every change request status, in lifecycle order.
+func Statuses() []Status { return slices.Clone(statuses) }
+
 // transitions is the state machine: only a proposed request changes, once.
 var transitions = map[Status][]Status{
 	Proposed: {Approved, Rejected, Expired},
@@ -40,8 +46,7 @@ func Transition(from, to Status) error {
 
 // ParseStatus reads a status filter.
 func ParseStatus(s string) (Status, error) {
-	switch st := Status(s); st {
-	case Proposed, Approved, Rejected, Expired:
+	if st := Status(s); slices.Contains(statuses, st) {
 		return st, nil
 	}
 	return "", fmt.Errorf("%q is not a change request status: use proposed, approved, rejected or expired", s)

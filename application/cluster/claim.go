@@ -21,7 +21,9 @@ func (m *Member) claimLoop() {
 			return
 		default:
 		}
-		if full, tried := m.claimOnce(); full {
+		full, tried := m.claimOnce()
+		m.deps.Events.claimPass()
+		if full {
 			backlog = true
 			continue
 		} else if tried {

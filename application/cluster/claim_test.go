@@ -19,8 +19,8 @@ func TestClaimsUpToCapacityAndNotBeyond(t *testing.T) {
 	h := start(t, store, runner, func(c *cluster.Config, _ *cluster.Deps) { c.MaxConcurrent = 3 })
 
 	require.Eventually(t, func() bool { return h.member.InFlight() == 3 }, waitFor, tick)
-	// Several poll intervals later nothing more was claimed.
-	time.Sleep(100 * time.Millisecond)
+	// Several claim passes later (each poll interval makes one) nothing more was claimed.
+	h.steps.claims.more(t, 3)
 	require.Equal(t, 3, h.member.InFlight())
 	require.EqualValues(t, 3, runner.started.Load())
 	store.with(func() {
@@ -54,14 +54,18 @@ func TestFullBatchClaimsAgainAtOnceAndWakeNudges(t *testing.T) {
 	})
 
 	require.Eventually(t, func() bool { return h.member.InFlight() == 5 }, waitFor, tick)
+	h.steps.claims.reach(t, 3)
 	store.with(func() { require.Equal(t, []int{2, 2, 2}, store.claimCalls) })
 
-	// The last batch was not full: the loop sleeps until woken.
+	// The last batch was not full: the loop waits for a wake-up (the poll is an hour
+	// away), so a run added meanwhile stays pending and no pass follows the third.
 	store.add(ids("late", 1)...)
-	time.Sleep(100 * time.Millisecond)
 	require.Equal(t, 5, h.member.InFlight())
+	require.Equal(t, 3, h.steps.claims.count(), "a batch that was not full does not claim again by itself")
 	h.member.Wake()
+	h.steps.claims.reach(t, 4)
 	require.Eventually(t, func() bool { return h.member.InFlight() == 6 }, waitFor, tick)
+	store.with(func() { require.Equal(t, []int{2, 2, 2, 2}, store.claimCalls, "the wake-up claimed, nothing else did") })
 }
 
 func TestWakeNeverBlocks(t *testing.T) {
@@ -256,12 +260,13 @@ func TestIdleMemberClaimsAWokenRunAtOnce(t *testing.T) {
 		c.MaxConcurrent = 8
 		c.PollInterval = time.Hour
 	})
-	require.Eventually(t, func() bool { store.mu.Lock(); defer store.mu.Unlock(); return len(store.claimCalls) == 1 }, waitFor, tick)
+	h.steps.claims.reach(t, 1)
 	store.add(ids("one", 1)...)
-	at := time.Now()
+	// The poll is an hour away, so only the wake-up can make the second pass, and it
+	// claims without the gathering delay of a backlogged member.
 	h.member.Wake()
-	require.Eventually(t, func() bool { return runner.started.Load() == 1 }, waitFor, time.Millisecond)
-	require.Less(t, time.Since(at), 500*time.Millisecond)
+	h.steps.claims.reach(t, 2)
+	require.Eventually(t, func() bool { return runner.started.Load() == 1 }, waitFor, tick)
 	store.with(func() {
 		require.Equal(t, []int{8, 8}, store.claimCalls, "no backlog: the claim asks at once for all free slots")
 	})

@@ -30,6 +30,7 @@ type fakeStore struct {
 	// stall, while set, holds Renew and Heartbeat until the channel is closed, whatever
 	// their context says: a history that swallows statements.
 	stall         atomic.Pointer[chan struct{}]
+	stalled       *steps       // statements held by stall
 	claimAttempts atomic.Int64 // every Claim call, answered or not
 	handBackCalls atomic.Int64
 
@@ -56,6 +57,7 @@ type fakeStore struct {
 
 func newFakeStore(pending ...cluster.Claimed) *fakeStore {
 	return &fakeStore{
+		stalled:     newSteps(),
 		pending:     pending,
 		finished:    map[string]cluster.Outcome{},
 		handedBack:  map[string]cluster.Progress{},
@@ -69,6 +71,7 @@ func newFakeStore(pending ...cluster.Claimed) *fakeStore {
 
 func (s *fakeStore) waitStall() {
 	if ch := s.stall.Load(); ch != nil {
+		s.stalled.add()
 		<-*ch
 	}
 }
@@ -413,13 +416,14 @@ type harness struct {
 	metrics *fakeMetrics
 	red     *secret.Redactor
 	member  *cluster.Member
+	steps   loopSteps
 }
 
 // start builds and starts a member with short timings; edit tunes cfg and deps first.
 func start(t *testing.T, store *fakeStore, runner *fakeRunner, edit func(*cluster.Config, *cluster.Deps)) *harness {
 	t.Helper()
 	h := &harness{store: store, runner: runner, loader: &fakeLoader{}, clock: newFakeClock(),
-		metrics: &fakeMetrics{}, red: secret.NewRedactor()}
+		metrics: &fakeMetrics{}, red: secret.NewRedactor(), steps: newLoopSteps()}
 	cfg := cluster.Config{
 		InstanceID: "m1", Listen: "127.0.0.1:8080", Host: "host", Version: "test", PID: 42,
 		MaxConcurrent: 4, LeaseTTL: 300 * time.Millisecond, PollInterval: 20 * time.Millisecond,
@@ -427,7 +431,7 @@ func start(t *testing.T, store *fakeStore, runner *fakeRunner, edit func(*cluste
 	}
 	deps := cluster.Deps{Store: store, Loader: h.loader, Runner: runner, State: memState{},
 		Clock: h.clock, Metrics: h.metrics, Redactor: h.red,
-		Log: slog.New(slog.DiscardHandler)}
+		Log: slog.New(slog.DiscardHandler), Events: h.steps.events()}
 	if edit != nil {
 		edit(&cfg, &deps)
 	}

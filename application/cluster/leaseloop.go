@@ -52,8 +52,10 @@ func (m *Member) leaseLoop() {
 			return
 		case <-renew.C:
 			wait = m.leaseCycle()
+			m.deps.Events.leaseCycle()
 		case <-retry.C:
 			wait = m.leaseCycle()
+			m.deps.Events.leaseCycle()
 		case <-expiry.C:
 			if m.renewalFailing() {
 				continue // a member whose own renewals fail reclaims nothing
@@ -89,6 +91,7 @@ func (m *Member) outageWatch() {
 			return
 		case <-t.C:
 			m.checkOutage()
+			m.deps.Events.outageCheck()
 		}
 	}
 }

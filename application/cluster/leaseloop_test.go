@@ -63,14 +63,19 @@ func TestOutageStopsRunsAtTheCutoffAndHandsThemBackAfterRecovery(t *testing.T) {
 
 	store.down.Store(true)
 	require.Eventually(t, func() bool { return !h.member.Healthy() }, waitFor, tick)
-	time.Sleep(50 * time.Millisecond) // a claim decided just before the failure may still land
+	// A claim decided just before the failure may still land; the pass after the next
+	// one started with the member already unhealthy.
+	h.steps.claims.more(t, 2)
 	claims := store.claimAttempts.Load()
 	store.add(claimed("r2"))
 	h.member.Wake()
 
-	// Just short of the cutoff the run keeps going, whatever number of renewals fail.
+	// Just short of the cutoff the run keeps going, whatever number of renewals fail:
+	// several failed lease cycles, outage checks and claim passes later it still runs.
 	h.clock.Advance(199 * time.Millisecond)
-	time.Sleep(350 * time.Millisecond)
+	h.steps.cycles.more(t, 3)
+	h.steps.checks.more(t, 3)
+	h.steps.claims.more(t, 3)
 	select {
 	case <-stopped:
 		t.Fatal("the run was stopped before the outage cutoff")
@@ -117,7 +122,7 @@ func TestOutageRunAlreadyReclaimedByAPeerIsDropped(t *testing.T) {
 	store.down.Store(false)
 	require.Eventually(t, func() bool { return store.handBackCalls.Load() == 1 }, waitFor, tick)
 	require.Eventually(t, h.member.Healthy, waitFor, tick)
-	time.Sleep(300 * time.Millisecond)
+	h.steps.cycles.more(t, 3) // healthy lease cycles, each of which would retry a parked hand-back
 	require.EqualValues(t, 1, store.handBackCalls.Load(), "a run a peer reclaimed is not handed back again")
 	require.Zero(t, store.settledCount())
 }
@@ -138,7 +143,7 @@ func TestOutageCutoffHoldsWhileTheLeaseLoopIsStuck(t *testing.T) {
 	unstall := func() { release.Do(func() { close(stall) }) }
 	t.Cleanup(unstall) // runs before the member's Stop
 	store.stall.Store(&stall)
-	time.Sleep(100 * time.Millisecond)
+	store.stalled.reach(t, 1) // the lease loop is stuck in a statement now
 
 	h.clock.Advance(time.Second)
 	select {

@@ -135,6 +135,8 @@ type Deps struct {
 	// Tracer opens the spans of claims, run attempts, shards and finishes (SPEC §14.6)
 	// under the traceparent stored with each run; nil: execute.NopTracer.
 	Tracer execute.Tracer
+	// Events are told of each loop step (tests wait on them); zero = nothing told.
+	Events Events
 }
 
 // SecretSource reads the sealed secret values of a run, index n for its ${sealed:n}

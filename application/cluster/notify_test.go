@@ -40,11 +40,13 @@ func TestWorkNotificationClaimsAtOnce(t *testing.T) {
 	store := newFakeStore()
 	n := newFakeNotifications()
 	h := start(t, store, &fakeRunner{fn: succeed(1)}, noPolling(n))
-	require.Eventually(t, func() bool { return store.claimAttempts.Load() >= 1 }, waitFor, tick,
-		"the claim loop claims once at start")
+	h.steps.claims.reach(t, 1) // the claim loop claims once at start
 	store.add(claimed("r1"))
-	time.Sleep(50 * time.Millisecond)
-	require.Zero(t, h.runner.started.Load(), "without a wake-up nothing claims before the poll interval")
+	// The lease loop keeps cycling, but without a wake-up no claim pass follows the first
+	// before the poll interval (an hour).
+	h.steps.cycles.more(t, 2)
+	require.Equal(t, 1, h.steps.claims.count(), "without a wake-up nothing claims before the poll interval")
+	require.Zero(t, h.runner.started.Load())
 
 	n.wake <- struct{}{}
 	require.Eventually(t, func() bool { _, ok := store.outcome("r1"); return ok }, waitFor, tick)
@@ -87,10 +89,12 @@ func TestStopEndsTheNotificationLoop(t *testing.T) {
 	n := newFakeNotifications()
 	h := start(t, newFakeStore(), &fakeRunner{fn: succeed(1)}, noPolling(n))
 	h.member.Stop()
+	// Stop returns after every loop has ended, so no reader is left: a send that
+	// succeeds now went to a loop that outlived Stop.
 	select {
 	case n.cancels <- "r1":
 		t.Fatal("a stopped member still reads notifications")
-	case <-time.After(50 * time.Millisecond):
+	default:
 	}
 }
 
@@ -138,18 +142,18 @@ func TestPoolWaitTimeoutFailsRunsEveryLeaseCycle(t *testing.T) {
 func TestPoolWaitTimeoutIsOffByDefaultAndWhileTheHistoryIsDown(t *testing.T) {
 	t.Parallel()
 	pt := &fakePoolTimeouts{}
-	start(t, newFakeStore(), &fakeRunner{fn: succeed(1)}, func(_ *cluster.Config, d *cluster.Deps) { d.PoolTimeouts = pt })
-	time.Sleep(400 * time.Millisecond) // several lease cycles of the 300 ms TTL
+	h := start(t, newFakeStore(), &fakeRunner{fn: succeed(1)}, func(_ *cluster.Config, d *cluster.Deps) { d.PoolTimeouts = pt })
+	h.steps.cycles.more(t, 3) // each lease cycle is where pools would time out
 	require.Zero(t, pt.callCount(), "no --pool-wait-timeout-secs: runs wait forever")
 
 	pt2 := &fakePoolTimeouts{}
 	store := newFakeStore()
 	store.down.Store(true)
-	start(t, store, &fakeRunner{fn: succeed(1)}, func(c *cluster.Config, d *cluster.Deps) {
+	h2 := start(t, store, &fakeRunner{fn: succeed(1)}, func(c *cluster.Config, d *cluster.Deps) {
 		c.PoolWaitTimeout = time.Second
 		d.PoolTimeouts = pt2
 	})
-	time.Sleep(400 * time.Millisecond)
+	h2.steps.cycles.more(t, 3)
 	require.Zero(t, pt2.callCount(), "a member whose heartbeat fails decides nothing for others")
 }
 

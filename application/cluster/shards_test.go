@@ -34,13 +34,15 @@ func TestCoordinatorPlansTheRunAndHandsItToItsShards(t *testing.T) {
 	store := newFakeStore(shardedRun("r1", 4))
 	sh, pl := newFakeShards(), &fakePlanner{plan: hashSlices(4)}
 	runner := &fakeRunner{fn: succeed(1)}
-	start(t, store, runner, sharding(sh, pl, true))
+	h := start(t, store, runner, sharding(sh, pl, true))
 
 	require.Eventually(t, func() bool { _, ok := sh.plan("r1"); return ok }, waitFor, tick)
 	plan, _ := sh.plan("r1")
 	require.Equal(t, hashSlices(4), plan)
 	require.Equal(t, []int{4}, pl.counts, "the planner is asked for shard.count shards")
-	time.Sleep(50 * time.Millisecond) // let a wrong finish or hand-back show up
+	// The coordinator's execution is released only after it settled, so a wrong finish
+	// or hand-back would be recorded by then.
+	require.Eventually(t, func() bool { return h.member.InFlight() == 0 }, waitFor, tick)
 	require.Zero(t, runner.started.Load(), "the coordinator moves no row itself")
 	_, finishedRun := store.outcome("r1")
 	_, handedBack := store.handBack("r1")
@@ -151,14 +153,15 @@ func TestAShardWhoseRenewalFailsIsStoppedAndDiscarded(t *testing.T) {
 	sh.addShards(shardedRun("r5", 1), 1)
 	sh.notRenewed[0] = true
 	runner := &fakeRunner{fn: untilCancelled(2)}
-	start(t, newFakeStore(), runner, sharding(sh, &fakePlanner{}, true))
+	h := start(t, newFakeStore(), runner, sharding(sh, &fakePlanner{}, true))
 
 	require.Eventually(t, func() bool {
 		runner.mu.Lock()
 		defer runner.mu.Unlock()
 		return len(runner.jobs) == 1 && runner.active == 0
 	}, waitFor, tick, "the renewal that lost the lease stops the shard")
-	time.Sleep(20 * time.Millisecond)
+	// Released only after it settled: a result it wrongly wrote would be there by now.
+	require.Eventually(t, func() bool { return h.member.InFlight() == 0 }, waitFor, tick)
 	_, ok := sh.outcome(cluster.ShardRef{RunID: "r5", Index: 0})
 	require.False(t, ok, "a shard whose lease is gone writes no result")
 }

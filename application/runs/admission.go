@@ -99,7 +99,7 @@ func (a *ClusterAdmission) Check(ctx context.Context, need Need) error {
 	}
 	if need.StateFormat > 1 {
 		if below := member.BelowStateFormat(live, need.StateFormat); len(below) > 0 {
-			return &StateFormatRefusedError{Need: need.StateFormat, Members: refs(below)}
+			return &StateFormatRefusedError{Need: need.StateFormat, Reads: member.MinStateFormat(below), Members: refs(below)}
 		}
 	}
 	if need.Pool != "" && need.Pool != pool.Default {
@@ -179,27 +179,18 @@ func names(ms []MemberRef) string {
 // live member reads (state_format_refused, 422). errors.Is(err, ErrStateFormatRefused).
 type StateFormatRefusedError struct {
 	Need    int
+	Reads   int // the highest format every refusing member reads (member.MinStateFormat)
 	Members []MemberRef
 }
 
 func (e *StateFormatRefusedError) Error() string {
 	return fmt.Sprintf("the source needs state format %d (incremental replication), but %s %s %s only format %d: "+
 		"finish upgrading (or stop) it before submitting, or use full replication",
-		e.Need, noun(e.Members), names(e.Members), verb(e.Members, "reads", "read"), lowest(e.Members))
+		e.Need, noun(e.Members), names(e.Members), verb(e.Members, "reads", "read"), e.Reads)
 }
 
 // Unwrap makes errors.Is(err, ErrStateFormatRefused) true.
 func (e *StateFormatRefusedError) Unwrap() error { return ErrStateFormatRefused }
-
-func lowest(ms []MemberRef) int {
-	low := 0
-	for i, m := range ms {
-		if i == 0 || m.StateFormatMax < low {
-			low = m.StateFormatMax
-		}
-	}
-	return low
-}
 
 // PoolsUnsupportedError is a submission to a pool other than default while a live
 // member's release predates pools (pool_unserved, 422): that member claims without

@@ -63,9 +63,6 @@ var (
 	nat64 = netip.MustParsePrefix("64:ff9b::/96")
 )
 
-// MetadataHosts returns the host names refused as cloud metadata services.
-func MetadataHosts() []string { return slices.Clone(metadataHosts) }
-
 // Policy decides which callback targets are allowed. The zero value refuses the
 // link-local ranges and metadata endpoints and allows everything else.
 type Policy struct {

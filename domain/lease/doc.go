@@ -1,8 +1,9 @@
-// Package lease owns the lease arithmetic of clustered execution (SPEC §4.4, §4.9): a
-// lease's owner, fencing epoch and expiry, the renew interval, statement timeout and
-// outage cutoff derived from the TTL, the fence condition every owned write checks, and
-// the lease lifecycle as a transition table.
+// Package lease owns the lease arithmetic of clustered execution (SPEC §4.4, §4.9): the
+// Ref a member holds (id and fencing epoch), the renew interval, statement timeout and
+// outage cutoff derived from the TTL, and the checks of --lease-ttl-secs and
+// --cluster-poll-secs.
 //
-// Nothing here reads a clock: the store passes the DATABASE time, members pass their
-// monotonic time, and tests pass whatever they like.
+// Expiry and fencing are decided by the DATABASE clock inside the store's conditional
+// writes, so there is no Go-side lease value to compare against: a second copy of that
+// rule here would drift from the SQL that actually decides.
 package lease

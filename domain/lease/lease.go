@@ -3,21 +3,11 @@ package lease
 import (
 	"fmt"
 	"time"
-
-	"github.com/sluicehq/sluice/domain/run"
 )
 
 // MinTTL is the shortest lease TTL allowed: renewals run every TTL/3 and statements time
 // out after TTL/6, which below 3 s leaves no room for a database round trip.
 const MinTTL = 3 * time.Second
-
-// Lease is a member's hold on a run or a shard. Epoch grows with every claim, so a write
-// from an earlier holder no longer matches and is fenced off.
-type Lease struct {
-	Owner     string
-	Epoch     int64
-	ExpiresAt time.Time
-}
 
 // Ref names one held item and the epoch it is held at: what a member sends to renew and
 // to fence its writes.
@@ -38,37 +28,6 @@ func StatementTimeout(ttl time.Duration) time.Duration { return ttl / 6 }
 // executing without reaching the history. It then cancels its work, a third of a TTL
 // before a peer may reclaim it, so the two never run the same item at once.
 func OutageCutoff(ttl time.Duration) time.Duration { return 2 * ttl / 3 }
-
-// Grant is the lease a claim gives owner: the epoch after last, expiring ttl after now.
-func Grant(owner string, last int64, now time.Time, ttl time.Duration) Lease {
-	return Lease{Owner: owner, Epoch: last + 1, ExpiresAt: now.Add(ttl)}
-}
-
-// Expired reports whether the lease has run out at now. A lease is valid while
-// expires_at > now, the same comparison the fenced SQL makes.
-func (l Lease) Expired(now time.Time) bool { return !l.ExpiresAt.After(now) }
-
-// Remaining is how long the lease still runs at now; never negative.
-func (l Lease) Remaining(now time.Time) time.Duration {
-	return max(l.ExpiresAt.Sub(now), 0)
-}
-
-// Permits is the fence: a write by owner at epoch is allowed only while it still holds
-// this lease and the lease has not expired at now.
-func (l Lease) Permits(owner string, epoch int64, now time.Time) bool {
-	return owner != "" && l.Owner == owner && l.Epoch == epoch && !l.Expired(now)
-}
-
-// Renew extends a lease to now+ttl. An expired lease cannot be renewed: a peer may
-// already have reclaimed it, so the holder gets run.ErrLeaseLost and must stop.
-func (l Lease) Renew(now time.Time, ttl time.Duration) (Lease, error) {
-	if l.Expired(now) {
-		return l, fmt.Errorf("lease of %s at epoch %d expired at %s: %w",
-			l.Owner, l.Epoch, l.ExpiresAt.UTC().Format(time.RFC3339Nano), run.ErrLeaseLost)
-	}
-	l.ExpiresAt = now.Add(ttl)
-	return l, nil
-}
 
 // ValidateTTL checks --lease-ttl-secs.
 func ValidateTTL(ttl time.Duration) error {

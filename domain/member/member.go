@@ -83,18 +83,9 @@ func ServedPools(members []Member, now time.Time, ttl time.Duration) []string {
 // written in it so that any member can resume any run. Pass live members only; 0 means
 // there were none (no constraint from peers).
 func MinStateFormat(live []Member) int {
-	return minFormat(live, func(m Member) int { return m.StateFormatMax })
-}
-
-// MinVaultFormat is MinStateFormat for sealed formats; 0 means there were no members.
-func MinVaultFormat(live []Member) int {
-	return minFormat(live, func(m Member) int { return m.VaultFormatMax })
-}
-
-func minFormat(live []Member, f func(Member) int) int {
 	low := 0
 	for i, m := range live {
-		v := max(f(m), 1) // a member that advertises nothing reads format 1
+		v := max(m.StateFormatMax, 1) // a member that advertises nothing reads format 1
 		if i == 0 || v < low {
 			low = v
 		}

@@ -86,14 +86,12 @@ func TestServedPools(t *testing.T) {
 func TestFormatFloors(t *testing.T) {
 	t.Parallel()
 	require.Equal(t, 0, member.MinStateFormat(nil))
-	require.Equal(t, 0, member.MinVaultFormat(nil))
 
 	live := []member.Member{
 		{InstanceID: "new", StateFormatMax: 2, VaultFormatMax: 3},
 		{InstanceID: "old", StateFormatMax: 1, VaultFormatMax: 2},
 	}
 	require.Equal(t, 1, member.MinStateFormat(live))
-	require.Equal(t, 2, member.MinVaultFormat(live))
 	require.Equal(t, 2, member.MinStateFormat(live[:1]), "format 2 once the old member is gone")
 	require.Equal(t, 1, member.MinStateFormat([]member.Member{{StateFormatMax: 2}, {}}), "not advertised counts as 1")
 

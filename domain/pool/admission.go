@@ -50,20 +50,6 @@ const (
 	PhaseTimedOut Phase = "timed_out"
 )
 
-// phases is the pool lifecycle as data. A member that starts serving the pool again makes
-// it served from either other phase; runs already failed stay failed.
-var phases = map[Phase][]Phase{
-	PhaseServed:   {PhaseUnserved},
-	PhaseUnserved: {PhaseServed, PhaseTimedOut},
-	PhaseTimedOut: {PhaseServed},
-}
-
-// CanPhase reports whether a pool can move from one phase to another.
-func CanPhase(from, to Phase) bool { return slices.Contains(phases[from], to) }
-
-// Phases returns every pool phase.
-func Phases() []Phase { return []Phase{PhaseServed, PhaseUnserved, PhaseTimedOut} }
-
 // UnservedSince is when a pending run's wait for its pool started: the latest lease expiry
 // among members that served the pool, or the run's creation when that is later (a run
 // cannot have waited before it existed). lastMemberExpiry is zero when no member ever

@@ -81,21 +81,6 @@ func TestAdmit(t *testing.T) {
 	require.EqualError(t, err, `pool "default" is not served by any live member (no live member serves any pool): start a member with --pool default`)
 }
 
-func TestPhaseTable(t *testing.T) {
-	t.Parallel()
-	allowed := map[[2]pool.Phase]bool{
-		{pool.PhaseServed, pool.PhaseUnserved}:   true,
-		{pool.PhaseUnserved, pool.PhaseServed}:   true,
-		{pool.PhaseUnserved, pool.PhaseTimedOut}: true,
-		{pool.PhaseTimedOut, pool.PhaseServed}:   true,
-	}
-	for _, from := range pool.Phases() {
-		for _, to := range pool.Phases() {
-			require.Equal(t, allowed[[2]pool.Phase{from, to}], pool.CanPhase(from, to), "%s -> %s", from, to)
-		}
-	}
-}
-
 func TestTimedOut(t *testing.T) {
 	t.Parallel()
 	since := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)

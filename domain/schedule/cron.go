@@ -148,24 +148,11 @@ func Parse(expr string) (Spec, error) {
 	return s, nil
 }
 
-// MustParse is Parse for expressions known to be valid (tests, constants); it panics on error.
-func MustParse(expr string) Spec {
-	s, err := Parse(expr)
-	if err != nil {
-		panic(err)
-	}
-	return s
-}
-
 // String is the expression as parsed (whitespace normalised, macros kept).
 func (s Spec) String() string { return s.expr }
 
 // IsZero reports whether s is the zero Spec (never parsed).
 func (s Spec) IsZero() bool { return s.minute == 0 }
-
-// WallClock reports whether the fixed-hour (wall-clock) DST rules apply to s; otherwise
-// the real-instant rules do.
-func (s Spec) WallClock() bool { return s.wallClock }
 
 func foldSunday(set uint64) uint64 {
 	if set&(1<<7) != 0 {

@@ -44,17 +44,6 @@ func (s Spec) NextN(after time.Time, loc *time.Location, n int) []time.Time {
 	return out
 }
 
-// Matches reports whether the wall reading of t in loc is selected by s (ignoring
-// seconds). It says nothing about the DST rules; Next applies those.
-func (s Spec) Matches(t time.Time, loc *time.Location) bool {
-	if loc == nil {
-		loc = time.UTC
-	}
-	w := wall(t.In(loc))
-	return s.month&(1<<int(w.Month())) != 0 && s.dayMatches(w) &&
-		s.hour&(1<<w.Hour()) != 0 && s.minute&(1<<w.Minute()) != 0
-}
-
 // nextInstant applies the real-instant rules: within each stretch of constant UTC offset
 // wall time and real time move together, so the first matching wall minute in the
 // stretch is the answer; minutes a gap removes belong to no stretch.

@@ -100,11 +100,3 @@ func RunKey(scheduleID string, instant time.Time) string {
 func RunKeyPrefix(scheduleID string) string {
 	return "schedule:" + scheduleID + ":"
 }
-
-// RunDate is the tick's date in the schedule's zone (nil means UTC), as run_date.
-func RunDate(instant time.Time, loc *time.Location) string {
-	if loc == nil {
-		loc = time.UTC
-	}
-	return instant.In(loc).Format(time.DateOnly)
-}

@@ -140,7 +140,7 @@ func TestStartBound(t *testing.T) {
 	}
 }
 
-func TestRunKeyAndRunDate(t *testing.T) {
+func TestRunKey(t *testing.T) {
 	t.Parallel()
 	loc := zone(t, "America/New_York")
 	tick := utc(t, "2026-03-08T04:30:00Z").In(loc)
@@ -148,6 +148,4 @@ func TestRunKeyAndRunDate(t *testing.T) {
 	require.Equal(t, "schedule:s1:2026-03-08T04:30:00Z", schedule.RunKey("s1", tick.Add(999*time.Millisecond)), "sub-second parts are not part of a tick")
 	require.NotEqual(t, schedule.RunKey("s1", tick), schedule.RunKey("s2", tick), "two schedules never share a run key")
 	require.True(t, strings.HasPrefix(schedule.RunKey("s1", tick), schedule.RunKeyPrefix("s1")))
-	require.Equal(t, "2026-03-07", schedule.RunDate(tick, loc))
-	require.Equal(t, "2026-03-08", schedule.RunDate(tick, nil))
 }

@@ -1,0 +1,36 @@
+package cluster
+
+// Events are optional notifications of the member's loop steps. Tests wait on them — "three
+// claim passes later", "after two lease cycles" — instead of sleeping and hoping the loop
+// ran meanwhile, which is what made such tests flaky on a loaded machine. Each function is
+// called on the loop's own goroutine right after the step and must return quickly; a nil
+// function is not called.
+type Events struct {
+	// ClaimPass: the claim loop made one pass — it claimed, found nothing, or had no
+	// free slot (full, draining or unhealthy).
+	ClaimPass func()
+	// LeaseCycle: the lease loop ended one renewal round (renew, heartbeat, reclaim,
+	// pool timeouts), whether the history answered or not.
+	LeaseCycle func()
+	// OutageCheck: the outage watch compared the time since the last renewal with the
+	// cutoff once (and stopped the runs if it had passed).
+	OutageCheck func()
+}
+
+func (e Events) claimPass() {
+	if e.ClaimPass != nil {
+		e.ClaimPass()
+	}
+}
+
+func (e Events) leaseCycle() {
+	if e.LeaseCycle != nil {
+		e.LeaseCycle()
+	}
+}
+
+func (e Events) outageCheck() {
+	if e.OutageCheck != nil {
+		e.OutageCheck()
+	}
+}
