@@ -1,0 +1,131 @@
+package console_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/sluicehq/sluice/adapters/console"
+	"github.com/sluicehq/sluice/application/runs"
+	"github.com/sluicehq/sluice/domain/run"
+)
+
+// tokens are the principals of the tests, by token.
+var tokens = map[string]runs.Principal{
+	"op-token":     {Name: "otto", Role: runs.Operator},
+	"viewer-token": {Name: "vic", Role: runs.Viewer},
+	"admin-token":  {Name: "ada", Role: runs.Admin},
+}
+
+type tokenTable map[string]runs.Principal
+
+func (t tokenTable) Authenticate(token string) (runs.Principal, error) {
+	if p, ok := t[token]; ok {
+		return p, nil
+	}
+	return runs.Principal{}, errors.New("the token is not valid")
+}
+
+// fakeRuns holds one running run and applies the cancel rule of the use-case (operator
+// or more), so the console's wiring of principals can be observed.
+type fakeRuns struct {
+	mu        sync.Mutex
+	cancelled []string // principals whose cancel went through
+	calls     int      // Cancel calls, refused or not
+}
+
+var theRun = &runs.Record{ID: "01900000-0000-7000-8000-000000000001", Name: "orders", Pool: "default",
+	Status: string(run.Running), MaxAttempts: 1, CreatedAt: time.Unix(1700000000, 0)}
+
+func (f *fakeRuns) Get(_ context.Context, _ runs.Principal, id string) (*runs.Record, error) {
+	if id != theRun.ID {
+		return nil, run.ErrNotFound
+	}
+	r := *theRun
+	return &r, nil
+}
+
+func (f *fakeRuns) List(context.Context, runs.Principal, runs.Filter) (runs.Page, error) {
+	r := *theRun
+	return runs.Page{Runs: []*runs.Record{&r}}, nil
+}
+
+func (f *fakeRuns) Cancel(_ context.Context, p runs.Principal, id string) (*runs.Record, bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls++
+	if err := runs.Require(p, runs.Operator, "cancel runs"); err != nil {
+		return nil, false, err
+	}
+	f.cancelled = append(f.cancelled, p.Name)
+	r := *theRun
+	return &r, false, nil
+}
+
+func (f *fakeRuns) state() (calls int, cancelled []string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.calls, append([]string(nil), f.cancelled...)
+}
+
+func (f *fakeRuns) Rollback(context.Context, runs.Principal, string, []byte) (runs.SubmitResult, error) {
+	return runs.SubmitResult{}, errors.New("not used")
+}
+
+func (f *fakeRuns) Config(context.Context, runs.Principal, string) (string, error) {
+	return "name: orders\n", nil
+}
+
+func (f *fakeRuns) Logs(context.Context, runs.Principal, string, int64, int) (runs.LogPage, error) {
+	return runs.LogPage{Done: true}, nil
+}
+
+func (f *fakeRuns) Shards(context.Context, runs.Principal, string, string, int) (runs.ShardPage, error) {
+	return runs.ShardPage{}, nil
+}
+
+func (f *fakeRuns) Audit(_ context.Context, p runs.Principal, _ int64, _ int) ([]runs.AuditEntry, error) {
+	if err := runs.Require(p, runs.Admin, "read the audit trail"); err != nil {
+		return nil, err
+	}
+	return nil, nil
+}
+
+func explain(err error) (int, string, string, bool) {
+	switch {
+	case errors.Is(err, runs.ErrForbidden):
+		return http.StatusForbidden, "forbidden", err.Error(), true
+	case errors.Is(err, run.ErrNotFound):
+		return http.StatusNotFound, "not_found", err.Error(), true
+	}
+	return http.StatusInternalServerError, "internal", "internal error", false
+}
+
+// clock is a settable clock for session expiry.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+func newConsole(f *fakeRuns, clk *clock) http.Handler {
+	h, err := console.New(console.Config{SessionKey: []byte("0123456789abcdef0123456789abcdef"), Now: clk.Now},
+		console.Deps{Tokens: tokenTable(tokens), Runs: f, Explain: explain})
+	if err != nil {
+		panic(err)
+	}
+	return h
+}
