@@ -42,7 +42,7 @@ func withConsole(api, ui http.Handler) http.Handler {
 				http.Redirect(w, r, console.Prefix, http.StatusFound)
 				return
 			}
-			ui.ServeHTTP(w, r)
+			ui.ServeHTTP(w, r) // ui carries the request id (apihttp.RequestID)
 		default:
 			api.ServeHTTP(w, r)
 		}
@@ -60,7 +60,7 @@ func newConsole(s *serveSettings, log *slog.Logger, svc *runs.Service, tpl *temp
 	if err != nil {
 		return nil, err
 	}
-	return console.New(console.Config{SessionKey: key, PollInterval: s.Poll}, console.Deps{
+	ui, err := console.New(console.Config{SessionKey: key, PollInterval: s.Poll}, console.Deps{
 		Tokens:    apihttp.NewTokenChecker(s.Auth.config()),
 		Runs:      svc,
 		Templates: tpl,
@@ -71,6 +71,10 @@ func newConsole(s *serveSettings, log *slog.Logger, svc *runs.Service, tpl *temp
 		Redact:    apihttp.Redact,
 		Log:       log,
 	})
+	if err != nil {
+		return nil, err
+	}
+	return apihttp.RequestID(ui), nil
 }
 
 // sessionKey signs console sessions. It is derived from every token the server accepts,

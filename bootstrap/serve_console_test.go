@@ -27,6 +27,7 @@ func TestServeMountsTheConsoleUnlessUIIsOff(t *testing.T) {
 	resp = consoleAnswer(t, "http://"+s.addr+"/ui/signin")
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Contains(t, resp.Header.Get("Content-Security-Policy"), "default-src 'self'")
+	require.Regexp(t, `^[0-9a-f]{32}$`, resp.Header.Get("X-Request-Id"), "console requests get ids like the API's")
 	code, _ := s.do(t, "GET", "/v1/runs", "console-token-1", "")
 	require.Equal(t, http.StatusOK, code, "the API is still served beside it")
 	require.Equal(t, 0, s.stop())

@@ -95,7 +95,7 @@ func New(cfg Config, deps Deps) (http.Handler, error) {
 	c := &console{cfg: cfg, deps: deps, log: log, pages: pages,
 		sessions: newSessions(cfg.SessionKey, cfg.SessionTTL, cfg.Now),
 		static:   http.StripPrefix(Prefix+"static/", http.FileServerFS(assets))}
-	return c.headers(c.routes()), nil
+	return c.accessLog(c.headers(c.routes())), nil
 }
 
 func (c *console) routes() *http.ServeMux {
@@ -178,6 +178,7 @@ func (c *console) page(h handler) http.HandlerFunc {
 			http.Redirect(w, r, Prefix+"signin?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
 			return
 		}
+		noteWho(r.Context(), sess.Name)
 		w.Header().Set("Cache-Control", "no-store")
 		h(w, r, sess)
 	}
@@ -192,6 +193,7 @@ func (c *console) mutation(h handler) http.HandlerFunc {
 			c.fail(w, r, nil, http.StatusUnauthorized, "your session has ended: sign in again")
 			return
 		}
+		noteWho(r.Context(), sess.Name)
 		if !sameOrigin(r) {
 			c.fail(w, r, &sess, http.StatusForbidden, "the form was posted from another site")
 			return

@@ -228,3 +228,12 @@ func TestSignInRedirectStaysInTheConsole(t *testing.T) {
 		require.Equal(t, want, rec.Header().Get("Location"), next)
 	}
 }
+
+// regexpFind returns the first group of pattern in body; marker must be present.
+func regexpFind(t *testing.T, body, marker, pattern string) string {
+	t.Helper()
+	require.Contains(t, body, marker)
+	m := regexp.MustCompile(pattern).FindStringSubmatch(body)
+	require.NotNil(t, m, pattern)
+	return m[1]
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -32,14 +33,19 @@ func (t tokenTable) Authenticate(token string) (runs.Principal, error) {
 // or more), so the console's wiring of principals can be observed.
 type fakeRuns struct {
 	mu        sync.Mutex
-	cancelled []string // principals whose cancel went through
-	calls     int      // Cancel calls, refused or not
+	filters   []runs.Filter // every List call's filter
+	cancelled []string      // principals whose cancel went through
+	calls     int           // Cancel calls, refused or not
 }
 
 var theRun = &runs.Record{ID: "01900000-0000-7000-8000-000000000001", Name: "orders", Pool: "default",
 	Status: string(run.Running), MaxAttempts: 1, CreatedAt: time.Unix(1700000000, 0)}
 
 func (f *fakeRuns) Get(_ context.Context, _ runs.Principal, id string) (*runs.Record, error) {
+	if id == shardedRun.ID {
+		r := *shardedRun
+		return &r, nil
+	}
 	if id != theRun.ID {
 		return nil, run.ErrNotFound
 	}
@@ -47,9 +53,23 @@ func (f *fakeRuns) Get(_ context.Context, _ runs.Principal, id string) (*runs.Re
 	return &r, nil
 }
 
-func (f *fakeRuns) List(context.Context, runs.Principal, runs.Filter) (runs.Page, error) {
+// List answers theRun, with a next page when asked for the first one.
+func (f *fakeRuns) List(_ context.Context, _ runs.Principal, flt runs.Filter) (runs.Page, error) {
+	f.mu.Lock()
+	f.filters = append(f.filters, flt)
+	f.mu.Unlock()
 	r := *theRun
-	return runs.Page{Runs: []*runs.Record{&r}}, nil
+	page := runs.Page{Runs: []*runs.Record{&r}}
+	if flt.Cursor == "" {
+		page.NextCursor = "cursor-2"
+	}
+	return page, nil
+}
+
+func (f *fakeRuns) listed() []runs.Filter {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]runs.Filter(nil), f.filters...)
 }
 
 func (f *fakeRuns) Cancel(_ context.Context, p runs.Principal, id string) (*runs.Record, bool, error) {
@@ -82,8 +102,23 @@ func (f *fakeRuns) Logs(context.Context, runs.Principal, string, int64, int) (ru
 	return runs.LogPage{Done: true}, nil
 }
 
-func (f *fakeRuns) Shards(context.Context, runs.Principal, string, string, int) (runs.ShardPage, error) {
-	return runs.ShardPage{}, nil
+// shardedRun was split in two shards: one done, one failed with a URL password in its
+// error.
+var shardedRun = &runs.Record{ID: "01900000-0000-7000-8000-000000000002", Name: "big", Pool: "default",
+	Status: string(run.Sharded), MaxAttempts: 1, ShardCount: 2, Shards: &runs.ShardSummary{Total: 2, Completed: 1, Failed: 1},
+	CreatedAt: time.Unix(1700000000, 0)}
+
+func (f *fakeRuns) Shards(_ context.Context, _ runs.Principal, id, _ string, _ int) (runs.ShardPage, error) {
+	if id != shardedRun.ID {
+		return runs.ShardPage{}, nil
+	}
+	return runs.ShardPage{Shards: []runs.ShardRecord{
+		{Index: 0, Status: "completed", Attempt: 1, MaxAttempts: 1, Owner: "member-a",
+			Stats: runs.Stats{RowsRead: 100, RowsWritten: 100}},
+		{Index: 1, Status: "failed", Attempt: 1, MaxAttempts: 1, Owner: "member-b",
+			Stats: runs.Stats{RowsRead: 100, RowsWritten: 40}, ErrorCode: "sink_failed",
+			ErrorMessage: "dial postgres://app:hunter2@db/x failed"},
+	}}, nil
 }
 
 func (f *fakeRuns) Audit(_ context.Context, p runs.Principal, _ int64, _ int) ([]runs.AuditEntry, error) {
@@ -123,7 +158,8 @@ func (c *clock) advance(d time.Duration) {
 
 func newConsole(f *fakeRuns, clk *clock) http.Handler {
 	h, err := console.New(console.Config{SessionKey: []byte("0123456789abcdef0123456789abcdef"), Now: clk.Now},
-		console.Deps{Tokens: tokenTable(tokens), Runs: f, Explain: explain})
+		console.Deps{Tokens: tokenTable(tokens), Runs: f, Explain: explain,
+			Redact: func(s string) string { return strings.ReplaceAll(s, "app:hunter2@", "REDACTED@") }})
 	if err != nil {
 		panic(err)
 	}

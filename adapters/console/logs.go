@@ -35,18 +35,14 @@ func (c *console) runLogs(w http.ResponseWriter, r *http.Request, sess session) 
 		http.Error(w, msg, status)
 		return
 	}
-	_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
+	rc := http.NewResponseController(w)
+	_ = rc.SetWriteDeadline(time.Time{})
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	flusher, _ := w.(http.Flusher)
-	flush := func() {
-		if flusher != nil {
-			flusher.Flush()
-		}
-	}
+	flush := func() { _ = rc.Flush() }
 	quiet := time.Now()
 	tick := time.NewTicker(c.cfg.PollInterval)
 	defer tick.Stop()

@@ -87,31 +87,26 @@ func readTime(v, field string) (time.Time, error) {
 func (c *console) runsPage(w http.ResponseWriter, r *http.Request, sess session) {
 	q := r.URL.Query()
 	f, d, err := runsFilter(q)
-	if err == nil {
-		var page runs.Page
-		page, err = c.deps.Runs.List(r.Context(), principal(sess), f)
-		if err == nil {
-			for _, rec := range page.Runs {
-				d.Runs = append(d.Runs, runs.NewView(rec, c.deps.Redact))
-			}
-			if page.NextCursor != "" {
-				next := cloneValues(q)
-				next.Del("partial")
-				next.Del("notice")
-				next.Set("cursor", page.NextCursor)
-				d.NextURL = Prefix + "runs?" + next.Encode()
-			}
-		}
-	}
 	if err != nil {
+		d.Error = err.Error() // the form's own words: nothing was asked of the history
+	} else if page, err := c.deps.Runs.List(r.Context(), principal(sess), f); err != nil {
+		// A filter the use-case refuses is shown above the table, like the form's own.
 		status, code, msg, known := c.deps.Explain(err)
-		if !known && status >= 500 {
+		if !known || status >= 500 {
 			c.failErr(w, r, sess, err)
 			return
 		}
 		d.Error = code + ": " + msg
-		if code == "" {
-			d.Error = err.Error()
+	} else {
+		for _, rec := range page.Runs {
+			d.Runs = append(d.Runs, runs.NewView(rec, c.deps.Redact))
+		}
+		if page.NextCursor != "" {
+			next := cloneValues(q)
+			next.Del("partial")
+			next.Del("notice")
+			next.Set("cursor", page.NextCursor)
+			d.NextURL = Prefix + "runs?" + next.Encode()
 		}
 	}
 	if q.Get("cursor") != "" {

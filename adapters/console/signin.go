@@ -55,6 +55,7 @@ func (c *console) signin(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, nil, http.StatusInternalServerError, "could not start a session")
 		return
 	}
+	noteWho(r.Context(), p.Name)
 	c.log.InfoContext(r.Context(), "console sign-in", "principal", p.Name, "role", string(p.Role))
 	http.SetCookie(w, ck)
 	http.Redirect(w, r, next, http.StatusSeeOther)

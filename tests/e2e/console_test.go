@@ -101,6 +101,12 @@ func TestConsoleInBrowser(t *testing.T) {
 	}, fields)
 	otto.shot("template")
 
+	// A second tab keeps the runs list open: it must show new runs and their statuses by
+	// itself.
+	list := otto.another()
+	list.open("/ui/runs")
+	eval[bool](list, `window.__sameDocument = true`)
+
 	// A slow run takes the only slot.
 	otto.set(`[name="param.count"]`, "1000000")
 	otto.set(`[name="param.api_token"]`, "s3cret-Param-Value-1")
@@ -140,6 +146,11 @@ func TestConsoleInBrowser(t *testing.T) {
 	require.Contains(t, logText, "run started")
 	require.Contains(t, logText, "run completed")
 	require.True(t, eval[bool](otto, `window.__sameDocument === true`), "the page was never reloaded")
+	attempt := eval[string](otto, `document.querySelector("#attempts li").textContent`)
+	require.Regexp(t, `#1 on [0-9a-f-]{36}: claimed .* ended .* completed`, attempt)
+	list.waitJS(fmt.Sprintf(`document.querySelector('tr[data-run=%q] .status')?.textContent === "completed" &&
+		document.querySelector('tr[data-run=%q] .status')?.textContent === "cancelled"`, short, slow), "the list updated itself")
+	require.True(t, eval[bool](list, `window.__sameDocument === true`), "the list was never reloaded")
 	otto.shot("run")
 
 	// The runs list, filtered and live.
@@ -149,6 +160,9 @@ func TestConsoleInBrowser(t *testing.T) {
 	require.Equal(t, []string{short}, eval[[]string](otto, `[...document.querySelectorAll("tr[data-run]")].map(r => r.dataset.run)`))
 	otto.open("/ui/runs?status=cancelled")
 	require.Equal(t, []string{slow}, eval[[]string](otto, `[...document.querySelectorAll("tr[data-run]")].map(r => r.dataset.run)`))
+
+	otto.open("/ui/runs?name=" + "bad%20name")
+	require.Contains(t, otto.text(), "invalid_body")
 
 	// A post without the CSRF token changes nothing.
 	before := len(listRuns(t, s))
