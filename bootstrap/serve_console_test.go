@@ -2,6 +2,8 @@ package bootstrap_test
 
 import (
 	"net/http"
+	"net/url"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -37,4 +39,46 @@ func TestServeMountsTheConsoleUnlessUIIsOff(t *testing.T) {
 		require.Equal(t, http.StatusNotFound, consoleAnswer(t, "http://"+off.addr+path).StatusCode, path)
 	}
 	require.Equal(t, 0, off.stop())
+}
+
+// consoleSession signs in to the console of the server at addr and returns the cookie.
+func consoleSession(t *testing.T, addr, token string) *http.Cookie {
+	t.Helper()
+	resp, err := noRedirect.PostForm("http://"+addr+"/ui/signin", url.Values{"token": {token}})
+	require.NoError(t, err)
+	require.NoError(t, resp.Body.Close())
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	require.Len(t, resp.Cookies(), 1)
+	return resp.Cookies()[0]
+}
+
+// consolePage answers GET path with the cookie: 200 for a session, 303 to sign in without.
+func consolePage(t *testing.T, addr, path string, ck *http.Cookie) int {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, "http://"+addr+path, nil)
+	require.NoError(t, err)
+	req.AddCookie(ck)
+	resp, err := noRedirect.Do(req)
+	require.NoError(t, err)
+	require.NoError(t, resp.Body.Close())
+	return resp.StatusCode
+}
+
+// Sessions are signed with a key derived from the server's tokens: a restart with the
+// same tokens keeps them, a changed token ends them all.
+func TestConsoleSessionsLastAsLongAsTheTokens(t *testing.T) {
+	t.Parallel()
+	hist := "sqlite:" + filepath.Join(t.TempDir(), "h.db")
+	s := startServer(t, nil, "--history", hist, "--auth-token", "first-token-1")
+	ck := consoleSession(t, s.addr, "first-token-1")
+	require.Equal(t, http.StatusOK, consolePage(t, s.addr, "/ui/runs", ck))
+	require.Equal(t, 0, s.stop())
+
+	s = startServer(t, nil, "--history", hist, "--auth-token", "first-token-1")
+	require.Equal(t, http.StatusOK, consolePage(t, s.addr, "/ui/runs", ck), "a restart keeps the session")
+	require.Equal(t, 0, s.stop())
+
+	s = startServer(t, nil, "--history", hist, "--auth-token", "second-token-2")
+	require.Equal(t, http.StatusSeeOther, consolePage(t, s.addr, "/ui/runs", ck), "a new token ends the session")
+	require.Equal(t, 0, s.stop())
 }

@@ -18,6 +18,7 @@ var tokens = map[string]runs.Principal{
 	"op-token":     {Name: "otto", Role: runs.Operator},
 	"viewer-token": {Name: "vic", Role: runs.Viewer},
 	"admin-token":  {Name: "ada", Role: runs.Admin},
+	"acme-token":   {Name: "acme-bot", Role: runs.Operator, Tenant: "acme"},
 }
 
 type tokenTable map[string]runs.Principal
@@ -158,10 +159,30 @@ func (c *clock) advance(d time.Duration) {
 
 func newConsole(f *fakeRuns, clk *clock) http.Handler {
 	h, err := console.New(console.Config{SessionKey: []byte("0123456789abcdef0123456789abcdef"), Now: clk.Now},
-		console.Deps{Tokens: tokenTable(tokens), Runs: f, Explain: explain,
+		console.Deps{Tokens: tokenTable(tokens), Runs: f, Explain: explain, Cluster: fakeCluster{},
 			Redact: func(s string) string { return strings.ReplaceAll(s, "app:hunter2@", "REDACTED@") }})
 	if err != nil {
 		panic(err)
 	}
 	return h
+}
+
+// fakeCluster is two members (one draining) of pools default and gpu, and a third that
+// stopped; gpu has pending runs and no live member left to serve them.
+type fakeCluster struct{}
+
+func (fakeCluster) Status(context.Context) (console.ClusterStatus, error) {
+	at := time.Date(2026, 12, 3, 11, 59, 58, 0, time.UTC)
+	return console.ClusterStatus{Clustered: true,
+		Members: []console.Member{
+			{InstanceID: "member-a", Host: "h1", Listen: "10.0.0.1:8080", Pools: []string{"default"}, InFlight: 2,
+				MaxConcurrent: 4, Live: true, HeartbeatAt: at, HeartbeatAge: 2 * time.Second},
+			{InstanceID: "member-b", Host: "h2", Listen: "10.0.0.2:8080", Pools: []string{"default", "gpu"},
+				MaxConcurrent: 4, Live: true, Draining: true, HeartbeatAt: at, HeartbeatAge: 2 * time.Second},
+			{InstanceID: "member-c", Host: "h3", Listen: "10.0.0.3:8080", Pools: []string{"gpu"}, Stopped: true,
+				HeartbeatAt: at.Add(-time.Hour), HeartbeatAge: time.Hour},
+		},
+		Pending: map[string]int{"gpu": 7, "default": 1},
+		Leader:  &console.Leader{InstanceID: "member-a", Host: "h1", Term: 12, StartedAt: at.Add(-time.Minute), HeartbeatAt: at},
+	}, nil
 }

@@ -84,15 +84,17 @@ var funcs = template.FuncMap{
 		}
 		return strings.Join(parts, ", ")
 	},
-	"fmtv": func(v any) string {
-		if v == nil {
-			return ""
-		}
-		if t, ok := v.(time.Time); ok {
-			return t.Format(time.RFC3339)
-		}
-		return fmt.Sprint(v)
-	},
+}
+
+// formatValue writes a param's default, bound or choice as a form field wants it.
+func formatValue(v any) string {
+	switch t := v.(type) {
+	case nil:
+		return ""
+	case time.Time:
+		return t.Format(time.RFC3339)
+	}
+	return fmt.Sprint(v)
 }
 
 // parsePages parses every page with the layout and the shared fragments.

@@ -65,9 +65,9 @@ func (c *console) templatePage(w http.ResponseWriter, r *http.Request, sess sess
 
 func paramField(p pipeline.Param) field {
 	f := field{Name: "param." + p.Name, Label: p.Name, Description: p.Description, Required: p.Required && p.Default == nil,
-		Secret: p.Secret, MaxLength: p.MaxLength, Pattern: p.Pattern, Min: fmtv(p.Min), Max: fmtv(p.Max)}
+		Secret: p.Secret, MaxLength: p.MaxLength, Pattern: p.Pattern, Min: formatValue(p.Min), Max: formatValue(p.Max)}
 	if p.Default != nil && !p.Secret {
-		f.Value = fmtv(p.Default)
+		f.Value = formatValue(p.Default)
 	}
 	var hints []string
 	hints = append(hints, string(p.Type))
@@ -92,7 +92,7 @@ func paramField(p pipeline.Param) field {
 	if len(p.Enum) > 0 {
 		f.Choice, f.Options = true, nil
 		for _, v := range p.Enum {
-			f.Options = append(f.Options, fmtv(v))
+			f.Options = append(f.Options, formatValue(v))
 		}
 	}
 	if p.Secret {
@@ -108,8 +108,6 @@ func paramField(p pipeline.Param) field {
 	f.Hint = strings.Join(hints, "; ")
 	return f
 }
-
-func fmtv(v any) string { return funcs["fmtv"].(func(any) string)(v) }
 
 // runTemplate starts a run of the template with the form's params, as the signed-in
 // principal (a tenant principal runs it for its own tenant, as on its tenant route).
