@@ -315,9 +315,13 @@ func provideHealth(s *serveSettings, st *store.Store, m *cluster.Member, d *drai
 
 func provideHandler(s *serveSettings, p *process, log *slog.Logger, svc *runs.Service, h *health,
 	m *metrics.Metrics, reg *connectors.Registry, view membershipView, tpl *templates.Service,
-	mh apihttp.MCPHandler, ap *approvals.Service, sch *scheduling.Service, tr execute.Tracer, watch *runs.Watch,
-) http.Handler {
-	return apihttp.New(apihttp.Config{
+	mh apihttp.MCPHandler, ap *approvals.Service, sch *scheduling.Service, st *store.Store, tr execute.Tracer, watch *runs.Watch,
+) (http.Handler, error) {
+	ui, err := newConsole(s, log, svc, tpl, sch, ap, st)
+	if err != nil {
+		return nil, err
+	}
+	return withConsole(apihttp.New(apihttp.Config{
 		BodyLimitBytes: s.BodyLimit,
 		ReadTimeout:    s.Timeouts.Read,
 		Auth:           s.Auth.config(),
@@ -335,8 +339,9 @@ func provideHandler(s *serveSettings, p *process, log *slog.Logger, svc *runs.Se
 		Log:            log,
 		MCP:            mh,
 		Approvals:      ap,
-		Tracer:         tr, RunChanges: watch,
-	})
+		Tracer:         tr,
+		RunChanges:     watch,
+	}), ui), nil
 }
 
 // startMember starts claiming (after reclaiming what a crashed predecessor left running)

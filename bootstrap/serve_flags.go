@@ -69,6 +69,7 @@ type serveFlags struct {
 	confine                       confineFlags
 	timeouts                      timeoutFlags
 	ops                           opsFlags
+	ui                            bool
 }
 
 func (f *serveFlags) register(fs *pflag.FlagSet) {
@@ -104,6 +105,7 @@ func (f *serveFlags) register(fs *pflag.FlagSet) {
 	registerApproval(fs, &f.requireApproval)
 	f.confine.register(fs)
 	f.ops.register(fs)
+	registerUI(fs, &f.ui)
 	_ = fs.SetAnnotation("pool", cli.AnnotationEnvAlias, []string{"SLUICE_SERVE_POOLS"})
 }
 
@@ -149,6 +151,8 @@ type serveSettings struct {
 	Timeouts timeouts
 	// Ops are the operability settings (SPEC §14.6).
 	Ops opsSettings
+	// UI is --ui: the web console at /ui/ (SPEC §14.8).
+	UI bool
 }
 
 // settings validates every flag and reports all bad values at once, each naming its
@@ -161,6 +165,7 @@ func (f *serveFlags) settings() (*serveSettings, error) {
 		IdemRetention: secs(f.idemSecs), RetainAudit: secs(f.retainAuditSecs), LeaseTTL: secs(f.leaseTTLSecs), Poll: secs(f.pollSecs),
 		LeaderTTL: secs(f.leaderTTLSecs),
 		Cluster:   f.cluster, PollOnly: f.pollOnly, PoolWait: secs(f.poolWaitSecs),
+		UI: f.ui,
 	}
 	var errs []error
 	bad := func(flag, format string, a ...any) {

@@ -1,0 +1,61 @@
+package console_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sluicehq/sluice/adapters/console"
+)
+
+func TestTheLogStreamIsServerSentEvents(t *testing.T) {
+	t.Parallel()
+	c, _, _ := setup(t)
+	c.signIn("viewer-token")
+	rec := c.do("GET", "/ui/runs/"+theRun.ID+"/logs", nil, map[string]string{"Accept": "text/event-stream"})
+	require.Equal(t, http.StatusOK, rec.Code)
+	require.Equal(t, "text/event-stream", rec.Header().Get("Content-Type"))
+	require.Contains(t, rec.Body.String(), "event: end\ndata: {\"status\":\"running\"}")
+
+	// Without a session the stream is refused, not redirected (EventSource cannot follow
+	// a sign-in page).
+	anon := &client{t: t, h: c.h}
+	rec = anon.do("GET", "/ui/runs/"+theRun.ID+"/logs", nil, map[string]string{"Accept": "text/event-stream"})
+	require.Equal(t, http.StatusUnauthorized, rec.Code)
+}
+
+func TestEveryRequestIsLoggedByRouteWithItsPrincipal(t *testing.T) {
+	t.Parallel()
+	// httptest serves on the test's goroutine, so the log is written by this one alone.
+	var out bytes.Buffer
+	clk := &clock{now: time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)}
+	h, err := console.New(console.Config{SessionKey: []byte("0123456789abcdef0123456789abcdef"), Now: clk.Now},
+		console.Deps{Tokens: tokenTable(tokens), Runs: &fakeRuns{}, Explain: explain,
+			Log: slog.New(slog.NewJSONHandler(&out, nil))})
+	require.NoError(t, err)
+	c := &client{t: t, h: h}
+	c.signIn("op-token")
+	require.Equal(t, http.StatusOK, c.do("GET", "/ui/runs/"+theRun.ID, nil, nil).Code)
+	var lines []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(l), &m), l)
+		if m["msg"] == "request" {
+			lines = append(lines, m)
+		}
+	}
+	require.Len(t, lines, 2)
+	require.Equal(t, "POST /ui/signin", lines[0]["route"])
+	require.Equal(t, "otto", lines[0]["principal"])
+	require.EqualValues(t, http.StatusSeeOther, lines[0]["status"])
+	require.Equal(t, "GET /ui/runs/{id}", lines[1]["route"], "the pattern, never the run id")
+	require.Equal(t, "otto", lines[1]["principal"])
+	require.EqualValues(t, http.StatusOK, lines[1]["status"])
+	require.NotContains(t, out.String(), "op-token")
+}
