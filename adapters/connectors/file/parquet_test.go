@@ -2,7 +2,6 @@ package file_test
 
 import (
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -12,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicehq/sluice/adapters/connectors/file"
-	"github.com/sluicehq/sluice/adapters/connectors/internal/format"
+	"github.com/sluicehq/sluice/adapters/connectors/internal/conntest"
 	"github.com/sluicehq/sluice/tests/contract/connector"
 )
 
@@ -53,28 +52,10 @@ func readParquet(t *testing.T, path string, cols []string) ([][]any, bool) {
 		return nil, false
 	}
 	require.NoError(t, err)
+	defer f.Close()
 	st, err := f.Stat()
 	require.NoError(t, err)
-	r, err := format.NewParquetReader(f, st.Size(), f, path)
-	require.NoError(t, err)
-	defer r.Close()
-	var rows [][]any
-	for {
-		keys, vals, _, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			return rows, true
-		}
-		require.NoError(t, err)
-		row := make([]any, len(cols))
-		for i, c := range cols {
-			for j, k := range keys {
-				if k == c {
-					row[i] = vals[j]
-				}
-			}
-		}
-		rows = append(rows, row)
-	}
+	return conntest.ReadParquet(t, f, st.Size(), path, cols), true
 }
 
 func TestContractParquet(t *testing.T) {
