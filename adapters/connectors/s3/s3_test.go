@@ -212,16 +212,13 @@ func TestShardsReadEachObjectOnce(t *testing.T) {
 	}
 	c := s3.New()
 	cfg := srv.Config("s3://" + b + "/k/*.parquet")
-	plan, err := c.PlanShards(ctx, execute.ReadRequest{Config: cfg}, 3)
+	plan, err := c.PlanShards(ctx, execute.ReadRequest{Config: cfg}, 20)
 	require.NoError(t, err)
-	require.Len(t, plan, 3)
+	require.Len(t, plan, 20, "more shards than objects: some read nothing")
 	seen := map[int64]int{}
 	for _, sh := range plan {
 		pages, err := conntest.ReadAll(c, execute.ReadRequest{Config: cfg, Shard: &sh})
-		if err != nil {
-			require.ErrorContains(t, err, "no objects", "only an empty shard may fail")
-			continue
-		}
+		require.NoError(t, err, "a shard whose bucket holds no key reads nothing, without failing")
 		for _, r := range conntest.AllRows(pages) {
 			seen[r[0].(int64)]++
 		}
