@@ -110,6 +110,8 @@ func (r *runner) writeRequest() WriteRequest {
 		Log:       r.log.With("role", RoleSink, "connector", r.cfg.Sink.Type),
 		Bookmarks: r.cfg.Replication.Type == pipeline.Incremental,
 		Reach:     r.reachOf(RoleSink),
+		Run:       r.job.Run,
+		Shard:     r.job.Shard,
 	}
 }
 

@@ -155,6 +155,11 @@ type WriteRequest struct {
 	// Reach is how the connector opens paths and dials hosts (SPEC §14.1); nil is
 	// Unconfined (see ReachOf).
 	Reach Reach
+	// Run is the job's Job.Run ("" for `sluice run`) and Shard its shard (nil when not
+	// sharded): a sink writing objects names them after both, so a re-executed run
+	// overwrites its own output instead of adding to it.
+	Run   string
+	Shard *ShardSlice
 }
 
 // SourceConnector opens sources of one type.

@@ -80,3 +80,33 @@ func TestShardSliceReachesTheSource(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, sl, src.request().Shard)
 }
+
+// requestSink records the request it was opened with.
+type requestSink struct {
+	*fakeSink
+	req execute.WriteRequest
+}
+
+func (k *requestSink) OpenSink(_ context.Context, req execute.WriteRequest) (execute.Sink, error) {
+	k.req = req
+	return k.fakeSink, nil
+}
+
+type sinkRegistry struct {
+	fakeRegistry
+	snk execute.SinkConnector
+}
+
+func (r *sinkRegistry) Sink(typ string) (execute.SinkConnector, bool) { return r.snk, typ == "fake" }
+
+// A sink that names objects after the run and shard is told both.
+func TestRunAndShardReachTheSink(t *testing.T) {
+	t.Parallel()
+	snk := &requestSink{fakeSink: &fakeSink{}}
+	e := &execute.Executor{Registry: &sinkRegistry{fakeRegistry: fakeRegistry{src: &fakeSource{pages: 1, rowsPerPage: 2}}, snk: snk}}
+	sl := &execute.ShardSlice{Index: 3, Count: 4}
+	_, err := e.Run(context.Background(), execute.Job{Config: config(false), Run: "run-7::3", Shard: sl})
+	require.NoError(t, err)
+	require.Equal(t, "run-7::3", snk.req.Run)
+	require.Equal(t, sl, snk.req.Shard)
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/sluicehq/sluice/adapters/connectors/generate"
 	"github.com/sluicehq/sluice/adapters/connectors/mysql"
 	"github.com/sluicehq/sluice/adapters/connectors/postgres"
+	"github.com/sluicehq/sluice/adapters/connectors/s3"
 	"github.com/sluicehq/sluice/adapters/connectors/sqlite"
 	"github.com/sluicehq/sluice/adapters/connectors/stdout"
 )
@@ -69,6 +70,7 @@ func Registry(opts ...Option) *connectors.Registry {
 		generate.New(),
 		mysql.New(),
 		postgres.New(),
+		s3.New(),
 		sqlite.New(),
 		stdout.New(stdoutOpts...),
 	)

@@ -85,7 +85,7 @@ func TestValidationUsesConnectorRules(t *testing.T) {
 		`{type: generate, config: {count: 1, columns: [id, colour]}}` + "\n  sink: {type: stdout}":                                             "must be one of id, name, amount, active, created_at",
 		`{type: generate, config: {}}` + "\n  sink: {type: stdout}":                                                                            "pipeline.source.config.count",
 		`{type: generate, config: {count: 1, rate: -2}}` + "\n  sink: {type: stdout}":                                                          `"rate" must be greater than 0`,
-		`{type: file, config: {path: x.json}}` + "\n  sink: {type: stdout}":                                                                    "set format: csv or jsonl",
+		`{type: file, config: {path: x.json}}` + "\n  sink: {type: stdout}":                                                                    "set format: csv, jsonl or parquet",
 		`{type: stdout}` + "\n  sink: {type: stdout}":                                                                                          "cannot be a source",
 		`{type: generate, config: {count: 1}}` + "\n  sink: {type: stdout, config: {pretty: true}}":                                            "takes no config keys",
 	}

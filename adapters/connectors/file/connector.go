@@ -6,20 +6,14 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/sluicehq/sluice/adapters/connectors/internal/cfg"
+	"github.com/sluicehq/sluice/adapters/connectors/internal/format"
 	"github.com/sluicehq/sluice/domain/pipeline"
 )
 
 // Type is the connector's type name.
 const Type = "file"
-
-// Formats.
-const (
-	CSV   = "csv"
-	JSONL = "jsonl"
-)
 
 // Connector is the file source and sink.
 type Connector struct {
@@ -80,19 +74,14 @@ func (*Connector) Spec() pipeline.Spec {
 		// shards would clobber.
 		Shardable:    true,
 		SingleObject: true,
-		Description:  "CSV or JSONL files. Source: a local path, a glob (files read in sorted order) or one http(s):// URL. Sink: a local path, written to a temp file and renamed on success.",
-		Fields: []pipeline.FieldSpec{
+		Description:  "CSV, JSONL or Parquet files. Source: a local path, a glob (files read in sorted order) or one http(s):// URL (CSV, JSONL). Sink: a local path, written to a temp file and renamed on success.",
+		Fields: append(append([]pipeline.FieldSpec{
 			{Name: "path", Type: pipeline.FieldString, Required: true,
 				Description: "Source: a local path, a glob such as data/*.csv, or one http(s):// URL. Sink: a local path. Relative paths resolve against the config file's directory."},
-			{Name: "format", Type: pipeline.FieldString, Enum: []string{CSV, JSONL},
-				Description: "csv or jsonl; by default taken from the path's extension (.csv, .jsonl, .ndjson)."},
-			{Name: "delimiter", Type: pipeline.FieldString, Default: ",",
-				Description: "CSV field delimiter, one character."},
-			{Name: "header", Type: pipeline.FieldBool, Default: true,
-				Description: "CSV: the first row holds the column names (source) / write a header row (sink). Without a header, source columns are named col1, col2, …"},
+		}, format.Fields("csv, jsonl or parquet; by default taken from the path's extension (.csv, .jsonl, .ndjson, .parquet).")...),
 			cfg.BatchSizeField(),
 			writeModeField(),
-		},
+		),
 		Check: check,
 	}
 }
@@ -114,18 +103,22 @@ func check(role pipeline.Role, c map[string]any, path string) pipeline.Errors {
 	if err != nil {
 		add("path", err)
 	}
-	if p != "" {
-		if _, err := formatOf(c, p); err != nil {
-			add("format", err)
+	name := nameOf(p)
+	if strings.Contains(p, "${") {
+		name = ""
+	}
+	ferrs := format.Check(c, name)
+	for _, key := range []string{"format", "delimiter", "compression", "row_group_rows"} {
+		if err := ferrs[key]; err != nil {
+			add(key, err)
 		}
+	}
+	if p != "" {
 		if role == pipeline.RoleSink {
 			if err := sinkPathError(p); err != nil {
 				add("path", err)
 			}
 		}
-	}
-	if _, err := csvOptionsOf(c); err != nil {
-		add("delimiter", err)
 	}
 	if role == pipeline.RoleSink {
 		if _, err := sinkModeOf(c); err != nil {
@@ -157,50 +150,4 @@ func sinkModeOf(c map[string]any) (pipeline.WriteMode, error) {
 		return "", fmt.Errorf("write_mode %s needs rows addressable by key, which files are not; use append or overwrite, or a database sink such as sqlite", m)
 	}
 	return "", fmt.Errorf("unknown write_mode %q; a file sink supports append or overwrite", m)
-}
-
-type csvOptions struct {
-	comma  rune
-	header bool
-}
-
-func csvOptionsOf(c map[string]any) (csvOptions, error) {
-	o := csvOptions{comma: ',', header: true}
-	d, err := cfg.String(c, "delimiter", ",")
-	if err != nil {
-		return o, err
-	}
-	r, size := utf8.DecodeRuneInString(d)
-	if d == "" || size != len(d) || r == utf8.RuneError || r == '"' || r == '\r' || r == '\n' {
-		return o, fmt.Errorf("delimiter must be one character other than a quote or line break, got %q", d)
-	}
-	o.comma = r
-	if o.header, err = cfg.Bool(c, "header", true); err != nil {
-		return o, err
-	}
-	return o, nil
-}
-
-// formatOf returns the configured format, else the one the path's extension implies.
-func formatOf(c map[string]any, p string) (string, error) {
-	f, err := cfg.String(c, "format", "")
-	if err != nil {
-		return "", err
-	}
-	switch strings.ToLower(f) {
-	case CSV:
-		return CSV, nil
-	case JSONL:
-		return JSONL, nil
-	case "":
-	default:
-		return "", fmt.Errorf("unknown format %q; use csv or jsonl", f)
-	}
-	switch strings.ToLower(extension(p)) {
-	case ".csv":
-		return CSV, nil
-	case ".jsonl", ".ndjson":
-		return JSONL, nil
-	}
-	return "", fmt.Errorf("cannot tell the format of %q from its extension; set format: csv or jsonl", displayPath(p))
 }

@@ -1,5 +1,6 @@
-// Package file is the `file` connector: CSV and JSONL files as a source (a local path, a
-// glob, or one http(s):// URL) and as a sink (a local path).
+// Package file is the `file` connector: CSV, JSONL and Parquet files as a source (a local
+// path, a glob, or one http(s):// URL for CSV and JSONL) and as a sink (a local path). The
+// formats themselves live in adapters/connectors/internal/format, shared with `s3`.
 //
 // Source. Files of a glob are read one after another in sorted order, streamed through
 // large buffers; memory holds one page. CSV: the header row names the columns (or col1,
@@ -7,7 +8,8 @@
 // number of fields is an error naming the file and line. JSONL: each non-blank line is a
 // JSON object; a page's columns are the union of its rows' keys in first-seen order
 // (missing keys are nil); a number is an int64 when written without fraction or exponent
-// and fits, else a float64. Page columns may therefore differ between pages.
+// and fits, else a float64. Page columns may therefore differ between pages. Parquet:
+// read one row group at a time, types mapped as SPEC §14.4 says (see package format).
 //
 // Incremental source. Files are not sorted by the cursor, so the bookmark of a read can
 // only be known once every file was read: rows whose cursor value is greater than the
@@ -24,6 +26,7 @@
 // appends, which keeps the replacement atomic at the cost of one copy per run (changes
 // made to the file by someone else during the run are lost). CSV writes a header from
 // the first page (an appended-to file keeps its header, and pages are mapped onto it); a
-// column not in the header is an error naming it. JSONL writes keys in column order,
+// column not in the header is an error naming it. Parquet takes its schema from the first
+// page (compression, row_group_rows) and cannot be appended to. JSONL writes keys in column order,
 // times as RFC 3339 with nanoseconds, bytes as base64, and whole floats with a ".0".
 package file

@@ -2,8 +2,6 @@ package file
 
 import (
 	"net/url"
-	"path"
-	"path/filepath"
 	"strings"
 
 	"github.com/sluicehq/sluice/adapters/connectors/internal/cfg"
@@ -16,21 +14,21 @@ func isURL(p string) bool {
 
 func hasGlob(p string) bool { return strings.ContainsAny(p, "*?[") }
 
-// extension is the extension of a path or of a URL's path.
-func extension(p string) string {
-	if isURL(p) {
-		if u, err := url.Parse(p); err == nil {
-			return path.Ext(u.Path)
-		}
-		return ""
-	}
-	return filepath.Ext(p)
-}
-
 // displayPath is how a path or URL appears in messages: URLs lose credentials and query.
 func displayPath(p string) string {
 	if isURL(p) {
 		return cfg.RedactURL(p)
+	}
+	return p
+}
+
+// nameOf is the name whose extension tells a path's format: a URL's path, else p.
+func nameOf(p string) string {
+	if isURL(p) {
+		if u, err := url.Parse(p); err == nil {
+			return u.Path
+		}
+		return ""
 	}
 	return p
 }

@@ -11,23 +11,18 @@ import (
 	"path/filepath"
 
 	"github.com/sluicehq/sluice/adapters/connectors/internal/cfg"
+	"github.com/sluicehq/sluice/adapters/connectors/internal/format"
 	"github.com/sluicehq/sluice/application/execute"
 	"github.com/sluicehq/sluice/domain/pipeline"
 )
 
 const writeBuffer = 1 << 20
 
-// pageWriter encodes pages of one format into the temp file's buffer.
-type pageWriter interface {
-	write(p *execute.Page) error
-	flush() error
-}
-
 type sink struct {
 	target   string
 	tmp      *os.File
 	bw       *bufio.Writer
-	w        pageWriter
+	w        format.Writer
 	perm     fs.FileMode
 	err      error // the first write error; the sink refuses to commit after it
 	finished bool
@@ -46,11 +41,7 @@ func (c *Connector) OpenSink(ctx context.Context, req execute.WriteRequest) (exe
 	if err := sinkPathError(p); err != nil {
 		return nil, fmt.Errorf("file: %w", err)
 	}
-	format, err := formatOf(req.Config, p)
-	if err != nil {
-		return nil, fmt.Errorf("file: %w", err)
-	}
-	opts, err := csvOptionsOf(req.Config)
+	opts, err := format.Parse(req.Config, p)
 	if err != nil {
 		return nil, fmt.Errorf("file: %w", err)
 	}
@@ -73,29 +64,31 @@ func (c *Connector) OpenSink(ctx context.Context, req execute.WriteRequest) (exe
 	case !errors.Is(statErr, fs.ErrNotExist):
 		return nil, fmt.Errorf("file: %w", statErr)
 	}
+	if exists && mode == pipeline.Append && opts.Format == format.Parquet && st.Size() > 0 {
+		return nil, fmt.Errorf("file: %s: a Parquet file cannot be appended to (its footer ends it); set write_mode: overwrite or write to a new path", target)
+	}
 	dir, name := filepath.Split(target)
 	if s.tmp, err = os.CreateTemp(dir, "."+name+".sluice-tmp-*"); err != nil {
 		return nil, fmt.Errorf("file: create temp file for %s: %w", target, err)
 	}
 	var existingHeader []string
 	if exists && mode == pipeline.Append {
-		if existingHeader, err = s.copyExisting(format, opts); err != nil {
+		if existingHeader, err = s.copyExisting(opts); err != nil {
 			s.discard()
 			return nil, err
 		}
 	}
 	s.bw = bufio.NewWriterSize(s.tmp, writeBuffer)
-	if format == CSV {
-		s.w = newCSVWriter(s.bw, target, opts, existingHeader)
-	} else {
-		s.w = &jsonlWriter{w: s.bw}
+	if s.w, err = format.NewWriter(s.bw, opts, existingHeader); err != nil {
+		s.discard()
+		return nil, fmt.Errorf("file: %w", err)
 	}
 	return s, nil
 }
 
 // copyExisting copies the target into the temp file, ending it with a newline, and
 // returns the existing CSV header (nil when the file is empty or has none).
-func (s *sink) copyExisting(format string, opts csvOptions) ([]string, error) {
+func (s *sink) copyExisting(opts format.Options) ([]string, error) {
 	src, err := os.Open(s.target)
 	if err != nil {
 		return nil, fmt.Errorf("file: %w", err)
@@ -117,17 +110,17 @@ func (s *sink) copyExisting(format string, opts csvOptions) ([]string, error) {
 			return nil, fmt.Errorf("file: write temp file for %s: %w", s.target, err)
 		}
 	}
-	if format != CSV || !opts.header {
+	if opts.Format != format.CSV || !opts.CSV.Header {
 		return nil, nil
 	}
 	if _, err := src.Seek(0, io.SeekStart); err != nil {
 		return nil, fmt.Errorf("file: read %s: %w", s.target, err)
 	}
-	r, err := newCSVReader(bufio.NewReader(src), src, s.target, opts)
+	r, err := format.NewCSVReader(bufio.NewReader(src), src, s.target, opts.CSV)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("file: %w", err)
 	}
-	return r.header, nil
+	return format.HeaderOf(r), nil
 }
 
 func (s *sink) Write(ctx context.Context, p *execute.Page) error {
@@ -140,7 +133,7 @@ func (s *sink) Write(ctx context.Context, p *execute.Page) error {
 	if s.err != nil {
 		return s.err
 	}
-	if err := s.w.write(p); err != nil {
+	if err := s.w.Write(p); err != nil {
 		s.err = fmt.Errorf("file: %s: %w", s.target, err)
 		return s.err
 	}
@@ -157,7 +150,7 @@ func (s *sink) Commit(context.Context) error {
 		return fmt.Errorf("file: not committing after a failed write: %w", s.err)
 	}
 	s.finished = true
-	err := s.w.flush()
+	err := s.w.Close()
 	if err == nil {
 		err = s.bw.Flush()
 	}

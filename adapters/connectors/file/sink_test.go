@@ -128,7 +128,7 @@ func TestSinkRefusals(t *testing.T) {
 		{"unknown mode", map[string]any{"path": "o.csv", "write_mode": "merge"}, `unknown write_mode "merge"`},
 		{"url", map[string]any{"path": "https://example.com/o.csv"}, "local files only"},
 		{"glob", map[string]any{"path": "*.csv"}, "cannot be a glob"},
-		{"no extension", map[string]any{"path": "out"}, "set format: csv or jsonl"},
+		{"no extension", map[string]any{"path": "out"}, "set format: csv, jsonl or parquet"},
 		{"missing dir", map[string]any{"path": "nodir/o.csv"}, "create temp file for " + filepath.Join(dir, "nodir", "o.csv")},
 		{"directory", map[string]any{"path": "d.csv"}, "is not a regular file"},
 	}
@@ -158,7 +158,7 @@ func TestSpecCheck(t *testing.T) {
 	}
 	require.Contains(t, paths[p+".write_mode"], "use append or overwrite")
 	require.Contains(t, paths[p+".path"], "cannot be a glob")
-	require.Contains(t, paths[p+".format"], "set format: csv or jsonl")
+	require.Contains(t, paths[p+".format"], "set format: csv, jsonl or parquet")
 	require.Contains(t, paths[p+".delimiter"], "one character")
 	// write_mode is a sink key; Check ignores it for sources.
 	require.Empty(t, spec.Check(pipeline.RoleSource, map[string]any{"path": "a.csv", "write_mode": "upsert"}, p))

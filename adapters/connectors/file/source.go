@@ -14,9 +14,8 @@ import (
 	"slices"
 
 	"github.com/sluicehq/sluice/adapters/connectors/internal/cfg"
-	"github.com/sluicehq/sluice/adapters/connectors/internal/cursor"
+	"github.com/sluicehq/sluice/adapters/connectors/internal/format"
 	"github.com/sluicehq/sluice/application/execute"
-	"github.com/sluicehq/sluice/domain/state"
 )
 
 const readBuffer = 1 << 20
@@ -28,41 +27,13 @@ type input struct {
 	display string
 }
 
-// rowReader yields the rows of one file. keys may be reused between calls; vals never is.
-type rowReader interface {
-	read() (keys []string, vals []any, size int64, err error)
-	close() error
-}
-
 type source struct {
 	c      *Connector
 	client *http.Client
 	ctx    context.Context // lifetime of HTTP bodies, cancelled by Close
 	cancel context.CancelFunc
-	inputs []input
-	next   int // next input to open
-	format string
-	csv    csvOptions
-	batch  int
-
-	cur     rowReader
-	curName string
-	curCol  int // cursor column's index for CSV (-1: unknown yet)
-
-	incremental bool
-	cursorCol   string
-	after       any
-	hasAfter    bool
-	max         any
-
-	ahead *row
-	done  bool
-}
-
-type row struct {
-	keys []string
-	vals []any
-	size int64
+	opts   format.Options
+	scan   *format.Scanner
 }
 
 // OpenSource resolves the path (glob, URL) and checks the options; files are opened one
@@ -76,31 +47,30 @@ func (c *Connector) OpenSource(ctx context.Context, req execute.ReadRequest) (ex
 		return nil, fmt.Errorf("file: config key \"path\" is required")
 	}
 	s := &source{c: c}
-	if s.format, err = formatOf(req.Config, p); err != nil {
+	if s.opts, err = format.Parse(req.Config, nameOf(p)); err != nil {
 		return nil, fmt.Errorf("file: %w", err)
 	}
-	if s.csv, err = csvOptionsOf(req.Config); err != nil {
-		return nil, fmt.Errorf("file: %w", err)
-	}
-	if s.batch, err = cfg.BatchSize(req.BatchSize, req.Config); err != nil {
+	batch, err := cfg.BatchSize(req.BatchSize, req.Config)
+	if err != nil {
 		return nil, fmt.Errorf("file: %w", err)
 	}
 	s.client = c.clientFor(execute.ReachOf(req.Reach))
-	if s.inputs, err = c.inputs(ctx, execute.ReachOf(req.Reach), req.BaseDir, p); err != nil {
+	inputs, err := c.inputs(ctx, execute.ReachOf(req.Reach), req.BaseDir, p)
+	if err != nil {
 		return nil, err
 	}
-	if s.inputs, err = narrow(s.inputs, req.Shard); err != nil {
+	if inputs, err = narrow(inputs, req.Shard); err != nil {
 		return nil, err
 	}
-	if inc := req.Incremental; inc != nil {
-		if inc.Cursor == "" {
-			return nil, fmt.Errorf("file: incremental replication needs a cursor column")
-		}
-		s.incremental, s.cursorCol = true, inc.Cursor
-		if inc.After != nil && inc.After.Value != nil {
-			s.after, s.hasAfter = inc.After.Value, true
-			s.max = inc.After.Value
-		}
+	if s.opts.Format == format.Parquet && isURL(p) {
+		return nil, fmt.Errorf("file: Parquet is read by random access, which an http(s) URL does not offer; download the file, or serve it from an S3-compatible store and use the s3 connector")
+	}
+	objects := make([]format.Object, len(inputs))
+	for i, in := range inputs {
+		objects[i] = format.Object{Name: in.display, Open: func() (format.Reader, error) { return s.open(in) }}
+	}
+	if s.scan, err = format.NewScanner(Type, objects, batch, req.Incremental); err != nil {
+		return nil, err
 	}
 	s.ctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	return s, nil
@@ -178,129 +148,13 @@ func (c *Connector) inputs(ctx context.Context, reach execute.Reach, base, p str
 }
 
 func (s *source) Next(ctx context.Context) (*execute.Page, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("file: %w", err)
-	}
-	if s.done && s.ahead == nil {
-		return nil, io.EOF
-	}
 	// A cancelled read also aborts an HTTP body blocked in Read.
 	stop := context.AfterFunc(ctx, s.cancel)
 	defer stop()
-
-	b := pageBuilder{}
-	if s.ahead != nil {
-		b.add(s.ahead.keys, s.ahead.vals, s.ahead.size)
-		s.ahead = nil
-	}
-	for len(b.rows) < s.batch && !s.done {
-		if len(b.rows)%1024 == 1023 {
-			if err := ctx.Err(); err != nil {
-				return nil, fmt.Errorf("file: %w", err)
-			}
-		}
-		r, err := s.pull()
-		if errors.Is(err, io.EOF) {
-			s.done = true
-			break
-		}
-		if err != nil {
-			return nil, s.fail(ctx, err)
-		}
-		b.add(r.keys, r.vals, r.size)
-	}
-	if s.incremental && !s.done {
-		// Look one row ahead: only the last page may carry the bookmark.
-		r, err := s.pull()
-		switch {
-		case errors.Is(err, io.EOF):
-			s.done = true
-		case err != nil:
-			return nil, s.fail(ctx, err)
-		default:
-			s.ahead = &r
-		}
-	}
-	if len(b.rows) == 0 {
-		return nil, io.EOF
-	}
-	p := b.page()
-	if s.incremental && s.done && s.ahead == nil && s.max != nil {
-		p.Bookmark = &state.Bookmark{Cursor: s.cursorCol, Value: cursor.BookmarkValue(s.max)}
-	}
-	return p, nil
+	return s.scan.Next(ctx)
 }
 
-// fail prefers the caller's cancellation over the read error it caused.
-func (s *source) fail(ctx context.Context, err error) error {
-	if ctx.Err() != nil {
-		return fmt.Errorf("file: %w", ctx.Err())
-	}
-	return err
-}
-
-// pull returns the next row to emit across all inputs, applying the incremental filter.
-func (s *source) pull() (row, error) {
-	for {
-		if s.cur == nil {
-			if s.next >= len(s.inputs) {
-				return row{}, io.EOF
-			}
-			in := s.inputs[s.next]
-			s.next++
-			r, err := s.open(in)
-			if err != nil {
-				return row{}, err
-			}
-			s.cur, s.curName, s.curCol = r, in.display, -1
-		}
-		keys, vals, size, err := s.cur.read()
-		if errors.Is(err, io.EOF) {
-			cerr := s.cur.close()
-			s.cur = nil
-			if cerr != nil {
-				return row{}, fmt.Errorf("file: %s: %w", s.curName, cerr)
-			}
-			continue
-		}
-		if err != nil {
-			return row{}, err
-		}
-		if s.incremental {
-			v, err := s.cursorValue(keys, vals)
-			if err != nil {
-				return row{}, err
-			}
-			if s.hasAfter && (v == nil || cursor.Compare(v, s.after) <= 0) {
-				continue
-			}
-			if v != nil && (s.max == nil || cursor.Compare(v, s.max) > 0) {
-				s.max = v
-			}
-		}
-		return row{keys: keys, vals: vals, size: size}, nil
-	}
-}
-
-func (s *source) cursorValue(keys []string, vals []any) (any, error) {
-	if s.format == CSV {
-		if s.curCol < 0 {
-			s.curCol = slices.Index(keys, s.cursorCol)
-			if s.curCol < 0 {
-				// The header is not quoted: a file that is not the CSV it was taken for
-				// would publish its first line through the run's error.
-				return nil, fmt.Errorf("file: %s: cursor column %q is not one of the %d columns of the header", s.curName, s.cursorCol, len(keys))
-			}
-		}
-		return vals[s.curCol], nil
-	}
-	if i := slices.Index(keys, s.cursorCol); i >= 0 {
-		return vals[i], nil
-	}
-	return nil, nil
-}
-
-func (s *source) open(in input) (rowReader, error) {
+func (s *source) open(in input) (format.Reader, error) {
 	var rc io.ReadCloser
 	if in.url != "" {
 		body, err := s.get(in)
@@ -311,26 +165,39 @@ func (s *source) open(in input) (rowReader, error) {
 	} else {
 		f, err := os.Open(in.path)
 		if err != nil {
-			return nil, fmt.Errorf("file: %w", err)
+			return nil, err
+		}
+		if s.opts.Format == format.Parquet {
+			st, err := f.Stat()
+			if err != nil {
+				f.Close()
+				return nil, err
+			}
+			r, err := format.NewParquetReader(f, st.Size(), f, in.display)
+			if err != nil {
+				f.Close()
+				return nil, err
+			}
+			return r, nil
 		}
 		rc = f
 	}
 	br := bufio.NewReaderSize(rc, readBuffer)
-	if s.format == CSV {
-		r, err := newCSVReader(br, rc, in.display, s.csv)
+	if s.opts.Format == format.CSV {
+		r, err := format.NewCSVReader(br, rc, in.display, s.opts.CSV)
 		if err != nil {
 			rc.Close()
 			return nil, err
 		}
 		return r, nil
 	}
-	return newJSONLReader(br, rc, in.display), nil
+	return format.NewJSONLReader(br, rc, in.display), nil
 }
 
 func (s *source) get(in input) (io.ReadCloser, error) {
 	req, err := http.NewRequestWithContext(s.ctx, http.MethodGet, in.url, nil)
 	if err != nil {
-		return nil, fmt.Errorf("file: GET %s: invalid request", in.display)
+		return nil, fmt.Errorf("GET %s: invalid request", in.display)
 	}
 	resp, err := s.client.Do(req)
 	if err != nil {
@@ -339,11 +206,11 @@ func (s *source) get(in input) (io.ReadCloser, error) {
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		return nil, fmt.Errorf("file: GET %s: %w", in.display, err)
+		return nil, fmt.Errorf("GET %s: %w", in.display, err)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		resp.Body.Close()
-		return nil, fmt.Errorf("file: GET %s: HTTP status %s", in.display, resp.Status)
+		return nil, fmt.Errorf("GET %s: HTTP status %s", in.display, resp.Status)
 	}
 	return resp.Body, nil
 }
@@ -352,10 +219,5 @@ func (s *source) Close() error {
 	if s.cancel != nil {
 		s.cancel()
 	}
-	if s.cur != nil {
-		err := s.cur.close()
-		s.cur = nil
-		return err
-	}
-	return nil
+	return s.scan.Close()
 }

@@ -132,7 +132,7 @@ func TestPathErrors(t *testing.T) {
 	}{
 		{"missing file", map[string]any{"path": "nope.csv"}, "no such file or directory"},
 		{"no glob match", map[string]any{"path": "*.csv"}, "file: no files match " + filepath.Join(dir, "*.csv")},
-		{"unknown extension", map[string]any{"path": "x.json"}, "set format: csv or jsonl"},
+		{"unknown extension", map[string]any{"path": "x.json"}, "set format: csv, jsonl or parquet"},
 		{"unknown format", map[string]any{"path": "x.json", "format": "xml"}, `unknown format "xml"`},
 		{"directory", map[string]any{"path": "sub", "format": "csv"}, "is a directory"},
 		{"bad delimiter", map[string]any{"path": "x.json", "format": "csv", "delimiter": ";;"}, "delimiter must be one character"},

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"io"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sluicehq/sluice/adapters/connectors/internal/format"
 	"github.com/sluicehq/sluice/application/execute"
 )
 
@@ -171,4 +173,28 @@ func WatermarkUpgrade(t *testing.T, open func(t *testing.T) execute.FencedSink) 
 	require.NoError(t, err)
 	require.Equal(t, execute.Watermark{Epoch: 5, Position: execute.Position{CompletedBy: "run-1"}}, wm)
 	require.NoError(t, b.Abort(ctx))
+}
+
+// ReadParquet reads a Parquet object through the shared format reader, values in the
+// order of cols (nil where a row lacks one).
+func ReadParquet(t testing.TB, ra io.ReaderAt, size int64, name string, cols []string) [][]any {
+	t.Helper()
+	r, err := format.NewParquetReader(ra, size, nil, name)
+	require.NoError(t, err)
+	defer r.Close()
+	var rows [][]any
+	for {
+		keys, vals, _, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return rows
+		}
+		require.NoError(t, err)
+		row := make([]any, len(cols))
+		for i, c := range cols {
+			if j := slices.Index(keys, c); j >= 0 {
+				row[i] = vals[j]
+			}
+		}
+		rows = append(rows, row)
+	}
 }

@@ -1,4 +1,4 @@
-package file
+package format
 
 import (
 	"github.com/sluicehq/sluice/application/execute"

@@ -1,4 +1,4 @@
-package file
+package format
 
 import (
 	"bufio"
@@ -10,6 +10,7 @@ import (
 	"strings"
 )
 
+// csvReader reads CSV rows; every value is a string.
 type csvReader struct {
 	r      *csv.Reader
 	closer io.Closer
@@ -19,13 +20,19 @@ type csvReader struct {
 	slab   []any // values are carved from slabs to save one allocation per row
 }
 
-func newCSVReader(br *bufio.Reader, closer io.Closer, name string, o csvOptions) (*csvReader, error) {
+// NewCSVReader reads CSV from br, closing closer at Close; name is the object's name in
+// errors.
+func NewCSVReader(br *bufio.Reader, closer io.Closer, name string, o CSVOptions) (Reader, error) {
+	return newCSVReader(br, closer, name, o)
+}
+
+func newCSVReader(br *bufio.Reader, closer io.Closer, name string, o CSVOptions) (*csvReader, error) {
 	r := csv.NewReader(br)
-	r.Comma = o.comma
+	r.Comma = o.Comma
 	r.ReuseRecord = false // rows are handed to the caller; each needs its own strings
 	r.FieldsPerRecord = 0 // the first record fixes the count; a ragged row is ErrFieldCount
 	c := &csvReader{r: r, closer: closer, name: name}
-	if !o.header {
+	if !o.Header {
 		return c, nil
 	}
 	rec, err := r.Read()
@@ -43,7 +50,7 @@ func newCSVReader(br *bufio.Reader, closer io.Closer, name string, o csvOptions)
 		if seen[h] {
 			// Named by position, not quoted: a header line of a file that is not a CSV
 			// is row data.
-			return nil, fmt.Errorf("file: %s line 1: column %d of the header repeats an earlier column's name", name, i+1)
+			return nil, fmt.Errorf("%s line 1: column %d of the header repeats an earlier column's name", name, i+1)
 		}
 		seen[h] = true
 	}
@@ -52,7 +59,7 @@ func newCSVReader(br *bufio.Reader, closer io.Closer, name string, o csvOptions)
 	return c, nil
 }
 
-func (c *csvReader) read() ([]string, []any, int64, error) {
+func (c *csvReader) Read() ([]string, []any, int64, error) {
 	rec, err := c.r.Read()
 	if err != nil {
 		if errors.Is(err, io.EOF) {
@@ -84,7 +91,7 @@ func (c *csvReader) read() ([]string, []any, int64, error) {
 func (c *csvReader) wrap(err error, rec []string) error {
 	var pe *csv.ParseError
 	if !errors.As(err, &pe) {
-		return fmt.Errorf("file: %s: %w", c.name, err)
+		return fmt.Errorf("%s: %w", c.name, err)
 	}
 	if errors.Is(pe.Err, csv.ErrFieldCount) {
 		want := len(c.header)
@@ -93,9 +100,18 @@ func (c *csvReader) wrap(err error, rec []string) error {
 			want = c.r.FieldsPerRecord
 			what = "the first row has"
 		}
-		return fmt.Errorf("file: %s line %d: row has %d fields, %s %d", c.name, pe.Line, len(rec), what, want)
+		return fmt.Errorf("%s line %d: row has %d fields, %s %d", c.name, pe.Line, len(rec), what, want)
 	}
-	return fmt.Errorf("file: %s line %d: %w", c.name, pe.Line, pe.Err)
+	return fmt.Errorf("%s line %d: %w", c.name, pe.Line, pe.Err)
 }
 
-func (c *csvReader) close() error { return c.closer.Close() }
+func (c *csvReader) Close() error { return c.closer.Close() }
+func (*csvReader) fixedColumns()  {}
+
+// HeaderOf is the header a CSV reader read (nil for other readers or a file without one).
+func HeaderOf(r Reader) []string {
+	if c, ok := r.(*csvReader); ok {
+		return c.header
+	}
+	return nil
+}

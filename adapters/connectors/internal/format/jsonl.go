@@ -1,4 +1,4 @@
-package file
+package format
 
 import (
 	"bufio"
@@ -8,6 +8,7 @@ import (
 	"io"
 )
 
+// jsonlReader reads one JSON object per line.
 type jsonlReader struct {
 	br     *bufio.Reader
 	closer io.Closer
@@ -17,18 +18,20 @@ type jsonlReader struct {
 	p      objectParser
 }
 
-func newJSONLReader(br *bufio.Reader, closer io.Closer, name string) *jsonlReader {
+// NewJSONLReader reads JSONL from br, closing closer at Close; name is the object's name
+// in errors.
+func NewJSONLReader(br *bufio.Reader, closer io.Closer, name string) Reader {
 	return &jsonlReader{br: br, closer: closer, name: name, p: newObjectParser()}
 }
 
-func (r *jsonlReader) read() ([]string, []any, int64, error) {
+func (r *jsonlReader) Read() ([]string, []any, int64, error) {
 	for {
 		line, err := r.readLine()
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				return nil, nil, 0, io.EOF
 			}
-			return nil, nil, 0, fmt.Errorf("file: %s line %d: %w", r.name, r.line+1, err)
+			return nil, nil, 0, fmt.Errorf("%s line %d: %w", r.name, r.line+1, err)
 		}
 		r.line++
 		size := int64(len(line))
@@ -38,7 +41,7 @@ func (r *jsonlReader) read() ([]string, []any, int64, error) {
 		}
 		keys, vals, perr := r.p.parse(line)
 		if perr != nil {
-			return nil, nil, 0, fmt.Errorf("file: %s line %d: %w", r.name, r.line, perr)
+			return nil, nil, 0, fmt.Errorf("%s line %d: %w", r.name, r.line, perr)
 		}
 		return keys, vals, size, nil
 	}
@@ -71,4 +74,4 @@ func (r *jsonlReader) readLine() ([]byte, error) {
 	return r.long, nil
 }
 
-func (r *jsonlReader) close() error { return r.closer.Close() }
+func (r *jsonlReader) Close() error { return r.closer.Close() }

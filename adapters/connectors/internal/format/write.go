@@ -1,11 +1,11 @@
-package file
+package format
 
 import (
-	"bufio"
 	"encoding/base64"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 	"time"
@@ -14,12 +14,36 @@ import (
 	"github.com/sluicehq/sluice/application/execute"
 )
 
+// Writer encodes pages into one object.
+type Writer interface {
+	// Write encodes p; an error names the column and row of the page that failed.
+	Write(p *execute.Page) error
+	// Close writes what the format holds back (CSV's buffer, Parquet's last row group
+	// and footer). It does not close the io.Writer the Writer was made with.
+	Close() error
+}
+
+// NewWriter returns a writer of o.Format into w. existingHeader is the header of a CSV
+// file being appended to (pages are mapped onto it and no header is written); nil
+// otherwise.
+func NewWriter(w io.Writer, o Options, existingHeader []string) (Writer, error) {
+	switch o.Format {
+	case CSV:
+		return newCSVWriter(w, o.CSV, existingHeader), nil
+	case JSONL:
+		return &jsonlWriter{w: w}, nil
+	case Parquet:
+		return newParquetWriter(w, o)
+	}
+	return nil, fmt.Errorf("unknown format %q", o.Format)
+}
+
 type jsonlWriter struct {
-	w   *bufio.Writer
+	w   io.Writer
 	buf []byte
 }
 
-func (j *jsonlWriter) write(p *execute.Page) error {
+func (j *jsonlWriter) Write(p *execute.Page) error {
 	enc := jsonenc.NewRowEncoder(p.Columns)
 	buf := j.buf[:0]
 	for i, row := range p.Rows {
@@ -39,24 +63,23 @@ func (j *jsonlWriter) write(p *execute.Page) error {
 	return err
 }
 
-func (j *jsonlWriter) flush() error { return nil }
+func (j *jsonlWriter) Close() error { return nil }
 
 type csvWriter struct {
 	w           *csv.Writer
-	name        string
 	writeHeader bool
 	header      []string // fixed by the existing file or the first page
 	rec         []string
 	scratch     []byte
 }
 
-func newCSVWriter(bw *bufio.Writer, name string, o csvOptions, existing []string) *csvWriter {
-	w := csv.NewWriter(bw)
-	w.Comma = o.comma
-	return &csvWriter{w: w, name: name, writeHeader: o.header && existing == nil, header: existing}
+func newCSVWriter(out io.Writer, o CSVOptions, existing []string) *csvWriter {
+	w := csv.NewWriter(out)
+	w.Comma = o.Comma
+	return &csvWriter{w: w, writeHeader: o.Header && existing == nil, header: existing}
 }
 
-func (c *csvWriter) write(p *execute.Page) error {
+func (c *csvWriter) Write(p *execute.Page) error {
 	if c.header == nil {
 		c.header = slices.Clone(p.Columns)
 		if c.writeHeader {
@@ -84,7 +107,7 @@ func (c *csvWriter) write(p *execute.Page) error {
 			clear(rec)
 		}
 		for i, v := range row {
-			s, err := c.text(v)
+			s, err := text(v, &c.scratch)
 			if err != nil {
 				return fmt.Errorf("column %q: %w", p.Columns[i], err)
 			}
@@ -101,9 +124,9 @@ func (c *csvWriter) write(p *execute.Page) error {
 	return c.w.Error()
 }
 
-// text renders a value for a CSV field: nil is empty, times RFC 3339, bytes base64,
-// maps and lists JSON.
-func (c *csvWriter) text(v any) (string, error) {
+// text renders a value for a CSV field (and a Parquet string column): nil is empty,
+// times RFC 3339, bytes base64, maps and lists JSON. scratch is reused between calls.
+func text(v any, scratch *[]byte) (string, error) {
 	switch x := v.(type) {
 	case nil:
 		return "", nil
@@ -112,9 +135,9 @@ func (c *csvWriter) text(v any) (string, error) {
 	case int64:
 		return strconv.FormatInt(x, 10), nil
 	case float64:
-		return string(jsonenc.AppendPlainFloat(c.scratch[:0], x, 64)), nil
+		return string(jsonenc.AppendPlainFloat((*scratch)[:0], x, 64)), nil
 	case float32:
-		return string(jsonenc.AppendPlainFloat(c.scratch[:0], float64(x), 32)), nil
+		return string(jsonenc.AppendPlainFloat((*scratch)[:0], float64(x), 32)), nil
 	case bool:
 		return strconv.FormatBool(x), nil
 	case time.Time:
@@ -124,15 +147,15 @@ func (c *csvWriter) text(v any) (string, error) {
 	case json.Number:
 		return string(x), nil
 	}
-	b, err := jsonenc.AppendValue(c.scratch[:0], v)
+	b, err := jsonenc.AppendValue((*scratch)[:0], v)
 	if err != nil {
 		return "", err
 	}
-	c.scratch = b
+	*scratch = b
 	return string(b), nil
 }
 
-func (c *csvWriter) flush() error {
+func (c *csvWriter) Close() error {
 	c.w.Flush()
 	return c.w.Error()
 }
