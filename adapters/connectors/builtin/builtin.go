@@ -9,6 +9,7 @@ import (
 	"github.com/sluicehq/sluice/adapters/connectors"
 	"github.com/sluicehq/sluice/adapters/connectors/file"
 	"github.com/sluicehq/sluice/adapters/connectors/generate"
+	"github.com/sluicehq/sluice/adapters/connectors/kafka"
 	"github.com/sluicehq/sluice/adapters/connectors/mysql"
 	"github.com/sluicehq/sluice/adapters/connectors/postgres"
 	"github.com/sluicehq/sluice/adapters/connectors/sqlite"
@@ -67,6 +68,7 @@ func Registry(opts ...Option) *connectors.Registry {
 	return connectors.New(
 		file.New(fileOpts...),
 		generate.New(),
+		kafka.New(),
 		mysql.New(),
 		postgres.New(),
 		sqlite.New(),
