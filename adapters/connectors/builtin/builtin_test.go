@@ -18,9 +18,9 @@ func TestRegistry(t *testing.T) {
 	t.Parallel()
 	var out bytes.Buffer
 	r := builtin.Registry(builtin.WithStdout(&out))
-	require.Equal(t, []string{"file", "generate", "kafka", "mysql", "postgres", "sqlite"}, r.Types(pipeline.RoleSource))
+	require.Equal(t, []string{"file", "generate", "http", "kafka", "mysql", "postgres", "sqlite"}, r.Types(pipeline.RoleSource))
 	require.Equal(t, []string{"file", "kafka", "mysql", "postgres", "sqlite", "stdout"}, r.Types(pipeline.RoleSink))
-	require.Len(t, r.Specs(), 7)
+	require.Len(t, r.Specs(), 8)
 
 	// generate → stdout through the registry.
 	gen, ok := r.Source("generate")

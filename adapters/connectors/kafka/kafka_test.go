@@ -16,22 +16,6 @@ import (
 	"github.com/sluicehq/sluice/domain/state"
 )
 
-func ids(pages []*execute.Page) []int64 {
-	var out []int64
-	for _, p := range pages {
-		at := -1
-		for i, c := range p.Columns {
-			if c == "id" {
-				at = i
-			}
-		}
-		for _, r := range p.Rows {
-			out = append(out, r[at].(int64))
-		}
-	}
-	return out
-}
-
 // seed writes ids from..to round-robin over three partitions.
 func seed(t *testing.T, brokers []string, from, to int) {
 	t.Helper()
@@ -65,7 +49,7 @@ func TestIncrementalResumesFromPartitionOffsets(t *testing.T) {
 			Incremental: &execute.Incremental{Cursor: "offset", After: after}})
 	}
 	first := read(nil)
-	require.ElementsMatch(t, seq(1, 30), ids(first))
+	require.ElementsMatch(t, conntest.Seq(1, 30), conntest.Ints(t, first, "id"))
 	b := lastBookmark(first)
 	require.NotNil(t, b)
 	require.Equal(t, "offset", b.Cursor)
@@ -74,18 +58,10 @@ func TestIncrementalResumesFromPartitionOffsets(t *testing.T) {
 	// Resuming after a page in the middle yields exactly the rows not yet confirmed.
 	mid := first[1].Bookmark
 	rest := read(mid)
-	require.ElementsMatch(t, seq(1, 30), append(ids(first[:2]), ids(rest)...))
+	require.ElementsMatch(t, conntest.Seq(1, 30), append(conntest.Ints(t, first[:2], "id"), conntest.Ints(t, rest, "id")...))
 
 	seed(t, brokers, 31, 36)
-	require.ElementsMatch(t, seq(31, 36), ids(read(b)), "a later run reads only new messages")
-}
-
-func seq(from, to int) []int64 {
-	var out []int64
-	for i := from; i <= to; i++ {
-		out = append(out, int64(i))
-	}
-	return out
+	require.ElementsMatch(t, conntest.Seq(31, 36), conntest.Ints(t, read(b), "id"), "a later run reads only new messages")
 }
 
 func TestStartLatestReadsNothingOldAndUntilEndStops(t *testing.T) {
@@ -132,13 +108,13 @@ func TestShardsSplitPartitionsModuloN(t *testing.T) {
 	for _, s := range plan {
 		r := req
 		r.Shard = &s
-		got := ids(conntest.Read(t, c, r))
+		got := conntest.Ints(t, conntest.Read(t, c, r), "id")
 		for _, id := range got {
 			require.Equal(t, s.Index, int(id%3)%2, "id %d is in partition %d, which belongs to shard %d", id, id%3, (id%3)%2)
 		}
 		all = append(all, got...)
 	}
-	require.ElementsMatch(t, seq(1, 30), all)
+	require.ElementsMatch(t, conntest.Seq(1, 30), all)
 
 	plan, err = c.PlanShards(context.Background(), req, 8)
 	require.NoError(t, err)

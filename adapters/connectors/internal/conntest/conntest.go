@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -171,4 +172,30 @@ func WatermarkUpgrade(t *testing.T, open func(t *testing.T) execute.FencedSink) 
 	require.NoError(t, err)
 	require.Equal(t, execute.Watermark{Epoch: 5, Position: execute.Position{CompletedBy: "run-1"}}, wm)
 	require.NoError(t, b.Abort(ctx))
+}
+
+// Ints returns the int64 values of column col across pages, in order; a page without the
+// column or a value of another type fails the test.
+func Ints(t testing.TB, pages []*execute.Page, col string) []int64 {
+	t.Helper()
+	var out []int64
+	for _, p := range pages {
+		at := slices.Index(p.Columns, col)
+		require.GreaterOrEqual(t, at, 0, "column %q missing from %v", col, p.Columns)
+		for _, r := range p.Rows {
+			v, ok := r[at].(int64)
+			require.True(t, ok, "column %q holds %T", col, r[at])
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// Seq is from, from+1, …, to.
+func Seq(from, to int) []int64 {
+	var out []int64
+	for i := from; i <= to; i++ {
+		out = append(out, int64(i))
+	}
+	return out
 }
