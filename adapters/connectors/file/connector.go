@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/sluicehq/sluice/adapters/connectors/internal/cfg"
+	"github.com/sluicehq/sluice/adapters/connectors/internal/retry"
 	"github.com/sluicehq/sluice/domain/pipeline"
 )
 
@@ -92,6 +93,7 @@ func (*Connector) Spec() pipeline.Spec {
 				Description: "CSV: the first row holds the column names (source) / write a header row (sink). Without a header, source columns are named col1, col2, …"},
 			cfg.BatchSizeField(),
 			writeModeField(),
+			retry.Field(),
 		},
 		Check: check,
 	}
@@ -106,7 +108,7 @@ func writeModeField() pipeline.FieldSpec {
 }
 
 func check(role pipeline.Role, c map[string]any, path string) pipeline.Errors {
-	var errs pipeline.Errors
+	errs := retry.Check(c, path)
 	add := func(key string, err error) {
 		errs = append(errs, pipeline.FieldError{Path: pipeline.Join(path, key), Message: err.Error()})
 	}

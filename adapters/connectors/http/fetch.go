@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	nethttp "net/http"
 	"net/url"
 	"strconv"
@@ -15,8 +14,6 @@ import (
 	"github.com/sluicehq/sluice/adapters/connectors/internal/cursor"
 	"github.com/sluicehq/sluice/adapters/connectors/internal/records"
 	"github.com/sluicehq/sluice/adapters/connectors/internal/retry"
-	"github.com/sluicehq/sluice/application/execute"
-	"github.com/sluicehq/sluice/domain/reach"
 )
 
 // fetch sends the next request (retrying transient failures), queues the answer's
@@ -109,13 +106,14 @@ func (s *source) send(ctx context.Context, u *url.URL, page int) ([]byte, nethtt
 		return nil, nil, s.transportErr(ctx, what, err)
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode == nethttp.StatusTooManyRequests || resp.StatusCode >= 500 {
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-		return nil, nil, execute.TransientAfter(fmt.Errorf("%s answered %s", what, resp.Status), retryAfter(resp.Header.Get("Retry-After")))
-	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		// The answer's body is not quoted: it may echo the request's credentials.
-		return nil, nil, fmt.Errorf("%s answered %s; check url, method, headers and body", what, resp.Status)
+		err := fmt.Errorf("%s answered %s", what, resp.Status)
+		if resp.StatusCode < 500 && resp.StatusCode != nethttp.StatusTooManyRequests {
+			err = fmt.Errorf("%w; check url, method, headers and body", err)
+		}
+		return nil, nil, retry.Status(err, resp.StatusCode, resp.Header)
 	}
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
 	if err != nil {
@@ -127,27 +125,18 @@ func (s *source) send(ctx context.Context, u *url.URL, page int) ([]byte, nethtt
 	return b, resp.Header, nil
 }
 
-// transportErr words a failed exchange; one that a retry could fix is transient, a
-// confinement refusal or a cancellation is not.
+// transportErr words a failed exchange without the URL's query; one that a retry could
+// fix is transient, a confinement refusal or a cancellation is not.
 func (s *source) transportErr(ctx context.Context, what string, err error) error {
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
 	// url.Error repeats the URL with its query; unwrap to the cause.
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		err = ue.Err
 	}
-	werr := fmt.Errorf("%s: %w", what, err)
-	if reach.CodeOf(err) != "" {
-		return werr
+	if ctx.Err() != nil {
+		return ctx.Err()
 	}
-	var ne net.Error
-	if errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
-		errors.Is(err, context.DeadlineExceeded) {
-		return execute.Transient(werr)
-	}
-	return werr
+	return retry.Network(ctx, fmt.Errorf("%s: %w", what, err))
 }
 
 // pace waits until the rate limit allows the next request.
@@ -165,20 +154,6 @@ func (s *source) pace(ctx context.Context) error {
 	}
 	s.last = time.Now()
 	return nil
-}
-
-// retryAfter reads a Retry-After header: seconds or an HTTP date.
-func retryAfter(v string) time.Duration {
-	if v == "" {
-		return 0
-	}
-	if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && n > 0 {
-		return time.Duration(n) * time.Second
-	}
-	if t, err := nethttp.ParseTime(v); err == nil {
-		return max(time.Until(t), 0)
-	}
-	return 0
 }
 
 // records finds the array at records_path; every item must be an object.
