@@ -156,3 +156,11 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		Incremental: &execute.Incremental{Cursor: "id"}})
 	require.ErrorContains(t, err, `"cursor_param"`)
 }
+
+func TestSpecLeavesADeferredURLForTheRun(t *testing.T) {
+	t.Parallel()
+	spec := httpconn.New().Spec()
+	// A url holding a directive is left out of the checked config (resolved later).
+	require.Empty(t, spec.Check(0, map[string]any{"records_path": "data"}, "p"))
+	require.Len(t, spec.Check(0, map[string]any{"pagination": map[string]any{"type": "nope"}}, "p"), 1)
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -85,6 +86,9 @@ func check(role pipeline.Role, c map[string]any, path string) pipeline.Errors {
 	var errs pipeline.Errors
 	if brokers, err := cfg.Strings(c, "brokers"); err == nil {
 		for i, b := range brokers {
+			if strings.Contains(b, "${") {
+				continue // resolved where the run executes, and checked when it opens
+			}
 			if _, _, err := splitBroker(b); err != nil {
 				errs = append(errs, pipeline.FieldError{Path: pipeline.Join(path, "brokers") + "[" + strconv.Itoa(i) + "]", Message: err.Error()})
 			}

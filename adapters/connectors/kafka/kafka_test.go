@@ -204,3 +204,10 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		require.ErrorContains(t, err, key, fmt.Sprint(cfg))
 	}
 }
+
+func TestSpecLeavesDirectivesForTheRun(t *testing.T) {
+	t.Parallel()
+	spec := kafka.New().Spec()
+	require.Empty(t, spec.Check(0, map[string]any{"brokers": []string{"${env:KAFKA}", "b:9092"}, "topic": "t"}, "p"))
+	require.Len(t, spec.Check(0, map[string]any{"brokers": []string{"nohost"}, "topic": "t"}, "p"), 1)
+}
