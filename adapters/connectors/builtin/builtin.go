@@ -9,6 +9,8 @@ import (
 	"github.com/sluicehq/sluice/adapters/connectors"
 	"github.com/sluicehq/sluice/adapters/connectors/file"
 	"github.com/sluicehq/sluice/adapters/connectors/generate"
+	httpconn "github.com/sluicehq/sluice/adapters/connectors/http"
+	"github.com/sluicehq/sluice/adapters/connectors/kafka"
 	"github.com/sluicehq/sluice/adapters/connectors/mysql"
 	"github.com/sluicehq/sluice/adapters/connectors/postgres"
 	"github.com/sluicehq/sluice/adapters/connectors/s3"
@@ -36,7 +38,7 @@ func WithStdoutRedactor(redact func(string) string) Option {
 	return func(o *options) { o.redact = redact }
 }
 
-// WithHTTPClient sets the client file sources use for http(s) URLs.
+// WithHTTPClient sets the client file sources and the http source use for http(s) URLs.
 func WithHTTPClient(c *http.Client) Option { return func(o *options) { o.client = c } }
 
 // WithURLCheck makes every URL a connector fetches (and every redirect) pass check — the
@@ -58,6 +60,13 @@ func Registry(opts ...Option) *connectors.Registry {
 	if o.checkURL != nil {
 		fileOpts = append(fileOpts, file.WithURLCheck(o.checkURL))
 	}
+	var httpOpts []httpconn.Option
+	if o.client != nil {
+		httpOpts = append(httpOpts, httpconn.WithHTTPClient(o.client))
+	}
+	if o.checkURL != nil {
+		httpOpts = append(httpOpts, httpconn.WithURLCheck(o.checkURL))
+	}
 	var stdoutOpts []stdout.Option
 	if o.stdout != nil {
 		stdoutOpts = append(stdoutOpts, stdout.WithWriter(o.stdout))
@@ -68,6 +77,8 @@ func Registry(opts ...Option) *connectors.Registry {
 	return connectors.New(
 		file.New(fileOpts...),
 		generate.New(),
+		httpconn.New(httpOpts...),
+		kafka.New(),
 		mysql.New(),
 		postgres.New(),
 		s3.New(),

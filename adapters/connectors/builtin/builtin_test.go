@@ -18,9 +18,9 @@ func TestRegistry(t *testing.T) {
 	t.Parallel()
 	var out bytes.Buffer
 	r := builtin.Registry(builtin.WithStdout(&out))
-	require.Equal(t, []string{"file", "generate", "mysql", "postgres", "s3", "sqlite"}, r.Types(pipeline.RoleSource))
-	require.Equal(t, []string{"file", "mysql", "postgres", "s3", "sqlite", "stdout"}, r.Types(pipeline.RoleSink))
-	require.Len(t, r.Specs(), 7)
+	require.Equal(t, []string{"file", "generate", "http", "kafka", "mysql", "postgres", "s3", "sqlite"}, r.Types(pipeline.RoleSource))
+	require.Equal(t, []string{"file", "kafka", "mysql", "postgres", "s3", "sqlite", "stdout"}, r.Types(pipeline.RoleSink))
+	require.Len(t, r.Specs(), 9)
 
 	// generate → stdout through the registry.
 	gen, ok := r.Source("generate")

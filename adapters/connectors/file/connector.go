@@ -9,6 +9,7 @@ import (
 
 	"github.com/sluicehq/sluice/adapters/connectors/internal/cfg"
 	"github.com/sluicehq/sluice/adapters/connectors/internal/format"
+	"github.com/sluicehq/sluice/adapters/connectors/internal/retry"
 	"github.com/sluicehq/sluice/domain/pipeline"
 )
 
@@ -81,6 +82,7 @@ func (*Connector) Spec() pipeline.Spec {
 		}, format.Fields("csv, jsonl or parquet; by default taken from the path's extension (.csv, .jsonl, .ndjson, .parquet).")...),
 			cfg.BatchSizeField(),
 			writeModeField(),
+			retry.Field(),
 		),
 		Check: check,
 	}
@@ -95,7 +97,7 @@ func writeModeField() pipeline.FieldSpec {
 }
 
 func check(role pipeline.Role, c map[string]any, path string) pipeline.Errors {
-	var errs pipeline.Errors
+	errs := retry.Check(c, path)
 	add := func(key string, err error) {
 		errs = append(errs, pipeline.FieldError{Path: pipeline.Join(path, key), Message: err.Error()})
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/sluicehq/sluice/adapters/connectors/internal/cfg"
 	"github.com/sluicehq/sluice/adapters/connectors/internal/format"
+	"github.com/sluicehq/sluice/adapters/connectors/internal/retry"
 	"github.com/sluicehq/sluice/application/execute"
 )
 
@@ -30,6 +31,7 @@ type input struct {
 type source struct {
 	c      *Connector
 	client *http.Client
+	retry  retry.Policy    // the GET of a URL
 	ctx    context.Context // lifetime of HTTP bodies, cancelled by Close
 	cancel context.CancelFunc
 	opts   format.Options
@@ -55,6 +57,9 @@ func (c *Connector) OpenSource(ctx context.Context, req execute.ReadRequest) (ex
 		return nil, fmt.Errorf("file: %w", err)
 	}
 	s.client = c.clientFor(execute.ReachOf(req.Reach))
+	if s.retry, err = retry.Parse(req.Config, retry.Default()); err != nil {
+		return nil, fmt.Errorf("file: %w", err)
+	}
 	inputs, err := c.inputs(ctx, execute.ReachOf(req.Reach), req.BaseDir, p)
 	if err != nil {
 		return nil, err
@@ -194,25 +199,32 @@ func (s *source) open(in input) (format.Reader, error) {
 	return format.NewJSONLReader(br, rc, in.display), nil
 }
 
+// get fetches a URL; a 429, a 5xx or a dropped connection before the body arrives is
+// tried again (the retry block).
 func (s *source) get(in input) (io.ReadCloser, error) {
-	req, err := http.NewRequestWithContext(s.ctx, http.MethodGet, in.url, nil)
-	if err != nil {
-		return nil, fmt.Errorf("GET %s: invalid request", in.display)
-	}
-	resp, err := s.client.Do(req)
-	if err != nil {
-		// url.Error repeats the URL (with its query); report the cause only.
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
+	var body io.ReadCloser
+	err := retry.Do(s.ctx, s.retry, func(ctx context.Context) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, in.url, nil)
+		if err != nil {
+			return fmt.Errorf("file: GET %s: invalid request", in.display)
 		}
-		return nil, fmt.Errorf("GET %s: %w", in.display, err)
-	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		resp.Body.Close()
-		return nil, fmt.Errorf("GET %s: HTTP status %s", in.display, resp.Status)
-	}
-	return resp.Body, nil
+		resp, err := s.client.Do(req)
+		if err != nil {
+			// url.Error repeats the URL (with its query); report the cause only.
+			var ue *url.Error
+			if errors.As(err, &ue) {
+				err = ue.Err
+			}
+			return retry.Network(ctx, fmt.Errorf("file: GET %s: %w", in.display, err))
+		}
+		if resp.StatusCode < 200 || resp.StatusCode > 299 {
+			resp.Body.Close()
+			return retry.Status(fmt.Errorf("file: GET %s: HTTP status %s", in.display, resp.Status), resp.StatusCode, resp.Header)
+		}
+		body = resp.Body
+		return nil
+	})
+	return body, err
 }
 
 func (s *source) Close() error {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/sluicehq/sluice/adapters/connectors/internal/retry"
 	"github.com/sluicehq/sluice/adapters/connectors/internal/sqlsink"
 	"github.com/sluicehq/sluice/adapters/connectors/internal/sqlspec"
 	"github.com/sluicehq/sluice/adapters/connectors/internal/watermark"
@@ -103,7 +104,11 @@ func redactParams(err error) error {
 // open connects with one connection: a source streams on it, a sink's transactions
 // and the fence share it. A confined Reach dials (SPEC §14.1), judging every address
 // the host resolves to.
-func open(ctx context.Context, r execute.Reach, raw string) (*sql.DB, *scrubber, error) {
+func open(ctx context.Context, r execute.Reach, raw string, cfg map[string]any) (*sql.DB, *scrubber, error) {
+	p, err := policy(cfg)
+	if err != nil {
+		return nil, sqlspec.NewScrubber(), err
+	}
 	c, err := parseURL(raw)
 	if err != nil {
 		return nil, sqlspec.NewScrubber(), fmt.Errorf("connection_url %w", err)
@@ -122,7 +127,8 @@ func open(ctx context.Context, r execute.Reach, raw string) (*sql.DB, *scrubber,
 	db.SetMaxOpenConns(1)
 	db.SetMaxIdleConns(1)
 	db.SetConnMaxLifetime(0)
-	if err := db.PingContext(ctx); err != nil {
+	// A server that is restarting or briefly unreachable is tried again (the retry block).
+	if err := retry.Do(ctx, p, func(ctx context.Context) error { return transient(db.PingContext(ctx)) }); err != nil {
 		db.Close()
 		return nil, sc, sc.Wrap(fmt.Errorf("connect to %s/%s: %w", c.Addr, c.DBName, err))
 	}

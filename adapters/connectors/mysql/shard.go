@@ -18,7 +18,7 @@ func (c *Connector) PlanShards(ctx context.Context, req execute.ReadRequest, n i
 	if err != nil {
 		return nil, fmt.Errorf("mysql: %w", err)
 	}
-	db, sc, err := open(ctx, req.Reach, raw)
+	db, sc, err := open(ctx, req.Reach, raw, req.Config)
 	if err != nil {
 		return nil, fmt.Errorf("mysql: %w", err)
 	}

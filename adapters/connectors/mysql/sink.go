@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/sluicehq/sluice/adapters/connectors/internal/cfg"
+	"github.com/sluicehq/sluice/adapters/connectors/internal/retry"
 	"github.com/sluicehq/sluice/adapters/connectors/internal/sqlsink"
 	"github.com/sluicehq/sluice/application/execute"
 	"github.com/sluicehq/sluice/domain/pipeline"
@@ -21,6 +22,7 @@ type sink struct {
 	fence sqlsink.Fence
 	args  []any
 	sql   strings.Builder
+	retry retry.Policy
 }
 
 // OpenSink connects and reads the table's columns; a missing table is an error unless
@@ -34,11 +36,16 @@ func (c *Connector) OpenSink(ctx context.Context, req execute.WriteRequest) (exe
 	if oerr != nil {
 		return nil, fmt.Errorf("mysql: %w", oerr)
 	}
-	db, sc, err := open(ctx, req.Reach, raw)
+	db, sc, err := open(ctx, req.Reach, raw, req.Config)
 	if err != nil {
 		return nil, fmt.Errorf("mysql: %w", err)
 	}
-	s := &sink{Run: sqlsink.Run{DB: db, Mode: opts.mode}, sc: sc, opts: opts}
+	p, err := policy(req.Config)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("mysql: %w", err)
+	}
+	s := &sink{Run: sqlsink.Run{DB: db, Mode: opts.mode}, sc: sc, opts: opts, retry: p}
 	if s.table, err = loadTable(ctx, db, opts.table); err != nil {
 		db.Close()
 		return nil, s.explain(fmt.Errorf("read the table's columns: %w", err))
@@ -96,21 +103,35 @@ func (s *sink) writePage(ctx context.Context, p *execute.Page, pos *execute.Posi
 		}
 		return nil
 	}
+	// A deadlock or lock wait timeout rolled the page back: write it again (the retry
+	// block). Anything else fails the page, marked transient when a later attempt of the
+	// run could get past it.
+	err := retry.DoWhen(ctx, s.retry, rolledBack, func(ctx context.Context) error {
+		return s.writeTx(ctx, p, pos)
+	})
+	if err != nil {
+		return s.explain(transient(err))
+	}
+	return nil
+}
+
+// writeTx writes p (and moves the watermark to pos) in one transaction.
+func (s *sink) writeTx(ctx context.Context, p *execute.Page, pos *execute.Position) error {
 	tx, err := s.DB.BeginTx(ctx, nil)
 	if err != nil {
-		return s.explain(fmt.Errorf("begin: %w", err))
+		return fmt.Errorf("begin: %w", err)
 	}
 	defer tx.Rollback() // no-op after Commit
 	if err := s.rows(ctx, tx, p); err != nil {
-		return s.explain(err)
+		return err
 	}
 	if pos != nil {
 		if err := s.advance(ctx, tx, *pos); err != nil {
-			return s.explain(err)
+			return err
 		}
 	}
 	if err := tx.Commit(); err != nil {
-		return s.explain(fmt.Errorf("commit: %w", err))
+		return fmt.Errorf("commit: %w", err)
 	}
 	return nil
 }

@@ -53,7 +53,7 @@ func (c *Connector) OpenSource(ctx context.Context, req execute.ReadRequest) (ex
 	if err != nil {
 		return nil, fmt.Errorf("mysql: %w", err)
 	}
-	db, sc, err := open(ctx, req.Reach, raw)
+	db, sc, err := open(ctx, req.Reach, raw, req.Config)
 	if err != nil {
 		return nil, fmt.Errorf("mysql: %w", err)
 	}
@@ -212,7 +212,7 @@ func (s *source) Next(ctx context.Context) (*execute.Page, error) {
 	stop := context.AfterFunc(ctx, s.cancel)
 	defer stop()
 	p, err := s.pages.Next()
-	return sqlspec.PageOf(ctx, "mysql", p, err, &s.ended, s.sc)
+	return sqlspec.PageOf(ctx, "mysql", p, transient(err), &s.ended, s.sc)
 }
 
 // scan reads the next row; nil, nil at the end.

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/sluicehq/sluice/adapters/connectors/internal/retry"
 	"github.com/sluicehq/sluice/adapters/connectors/internal/sqlspec"
 	"github.com/sluicehq/sluice/adapters/connectors/internal/watermark"
 	"github.com/sluicehq/sluice/application/execute"
@@ -136,7 +137,7 @@ func contains(list []string, s string) bool {
 // The connection goes through the confinement (SPEC §14.1): the database must not be
 // the server's history (schemas are the sink's table schemas, beyond search_path), and
 // a confined dial judges every address the host resolves to.
-func connect(ctx context.Context, r execute.Reach, raw string, schemas ...string) (*pgx.Conn, *scrubber, error) {
+func connect(ctx context.Context, r execute.Reach, raw string, p retry.Policy, schemas ...string) (*pgx.Conn, *scrubber, error) {
 	sc := newScrubber(raw)
 	if err := checkURL(raw); err != nil {
 		return nil, sc, fmt.Errorf("connection_url %w", err)
@@ -167,7 +168,13 @@ func connect(ctx context.Context, r execute.Reach, raw string, schemas ...string
 	if params["timezone"] == "" {
 		params["timezone"] = "UTC"
 	}
-	conn, err := pgx.ConnectConfig(ctx, c)
+	// A server that is restarting or briefly unreachable is tried again (the retry block).
+	var conn *pgx.Conn
+	err = retry.Do(ctx, p, func(ctx context.Context) error {
+		var err error
+		conn, err = pgx.ConnectConfig(ctx, c)
+		return transient(err)
+	})
 	if err != nil {
 		return nil, sc, sc.Wrap(fmt.Errorf("connect to %s: %w", redactedTarget(c), err))
 	}

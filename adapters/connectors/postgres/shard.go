@@ -17,7 +17,11 @@ func (c *Connector) PlanShards(ctx context.Context, req execute.ReadRequest, n i
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	conn, sc, err := connect(ctx, req.Reach, raw)
+	p, err := policy(req.Config)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	conn, sc, err := connect(ctx, req.Reach, raw, p)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}

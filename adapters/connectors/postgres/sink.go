@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/sluicehq/sluice/adapters/connectors/internal/cfg"
+	"github.com/sluicehq/sluice/adapters/connectors/internal/retry"
 	"github.com/sluicehq/sluice/application/execute"
 	"github.com/sluicehq/sluice/domain/pipeline"
 )
@@ -34,8 +35,9 @@ type sink struct {
 	buf, js   []byte
 	fence     fence
 	stream    *copyStream // the run's one COPY, for pages that stream (see streams)
-	async     bool        // the session commits without waiting for the WAL flush
-	unsynced  bool        // a page was committed that way and is not known to be durable yet
+	retry     retry.Policy
+	async     bool // the session commits without waiting for the WAL flush
+	unsynced  bool // a page was committed that way and is not known to be durable yet
 }
 
 // OpenSink connects and reads the table's columns; a missing table is an error unless
@@ -49,11 +51,15 @@ func (c *Connector) OpenSink(ctx context.Context, req execute.WriteRequest) (exe
 	if oerr != nil {
 		return nil, fmt.Errorf("postgres: %w", oerr)
 	}
-	conn, sc, err := connect(ctx, req.Reach, raw, opts.table.schema, opts.watermark.schema)
+	p, err := policy(req.Config)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	s := &sink{conn: conn, sc: sc, opts: opts, bookmarks: req.Bookmarks}
+	conn, sc, err := connect(ctx, req.Reach, raw, p, opts.table.schema, opts.watermark.schema)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	s := &sink{conn: conn, sc: sc, opts: opts, bookmarks: req.Bookmarks, retry: p}
 	if s.table, err = loadTable(ctx, conn, opts.table); err != nil {
 		s.close()
 		return nil, s.explain(pgErr("read the table's columns: %s", err))
@@ -146,8 +152,14 @@ func (s *sink) writePage(ctx context.Context, p *execute.Page, pos *execute.Posi
 		}
 		return nil
 	}
-	if err = s.writeOwnTx(ctx, p, pos); err != nil {
-		return s.explain(err)
+	// A deadlock or serialization failure rolled the page back: write it again (the
+	// retry block). Anything else fails the page, marked transient when a later attempt
+	// of the run could get past it.
+	err = retry.DoWhen(ctx, s.retry, rolledBack, func(ctx context.Context) error {
+		return s.writeOwnTx(ctx, p, pos)
+	})
+	if err != nil {
+		return s.explain(transient(err))
 	}
 	return nil
 }

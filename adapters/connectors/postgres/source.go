@@ -63,7 +63,11 @@ func (c *Connector) OpenSource(ctx context.Context, req execute.ReadRequest) (ex
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	conn, sc, err := connect(ctx, req.Reach, raw)
+	p, err := policy(req.Config)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	conn, sc, err := connect(ctx, req.Reach, raw, p)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
@@ -165,7 +169,9 @@ func (s *source) Next(ctx context.Context) (*execute.Page, error) {
 		s.rr = s.conn.PgConn().ExecPrepared(s.qctx, stmtName, s.args, nil, s.formats)
 	}
 	p, err := s.pages.Next()
-	return sqlspec.PageOf(ctx, "postgres", p, err, &s.ended, s.sc)
+	// A stream cut mid-read cannot resume page by page on this connection; the mark lets
+	// a run-level retry (on: transient) try the run again.
+	return sqlspec.PageOf(ctx, "postgres", p, transient(err), &s.ended, s.sc)
 }
 
 // scan decodes the next row; nil, nil after the last.

@@ -10,6 +10,7 @@ import (
 	"github.com/uptrace/bun/driver/sqliteshim"
 
 	"github.com/sluicehq/sluice/adapters/connectors/internal/cfg"
+	"github.com/sluicehq/sluice/adapters/connectors/internal/retry"
 	"github.com/sluicehq/sluice/adapters/connectors/internal/sqlsink"
 	"github.com/sluicehq/sluice/application/execute"
 	"github.com/sluicehq/sluice/domain/pipeline"
@@ -21,6 +22,7 @@ type sink struct {
 	columns map[string]bool   // the table's columns, lower-cased (SQLite names are case-insensitive); nil while it does not exist
 	fence   sqlsink.Fence     // exactly-once only
 	pos     *execute.Position // set by WriteAt for the page being written
+	retry   retry.Policy
 }
 
 // OpenSink opens (creating if needed) the database and checks the table exists, unless
@@ -47,7 +49,12 @@ func (c *Connector) OpenSink(ctx context.Context, req execute.WriteRequest) (exe
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
 	db.SetMaxOpenConns(1)
-	s := &sink{Run: sqlsink.Run{DB: db, Mode: opts.mode}, opts: opts}
+	pol, err := policy(req.Config)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("sqlite: %w", err)
+	}
+	s := &sink{Run: sqlsink.Run{DB: db, Mode: opts.mode}, opts: opts, retry: pol}
 	if err := s.loadColumns(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
@@ -100,7 +107,15 @@ func (s *sink) Write(ctx context.Context, p *execute.Page) error {
 	if len(p.Rows) == 0 {
 		return nil
 	}
-	if err := s.write(ctx, p); err != nil {
+	var err error
+	if s.Tx == nil && s.opts.mode != pipeline.Overwrite {
+		// The page's own transaction rolled back when the database was busy: write it
+		// again (the retry block).
+		err = retry.DoWhen(ctx, s.retry, busy, func(ctx context.Context) error { return s.write(ctx, p) })
+	} else {
+		err = transient(s.write(ctx, p))
+	}
+	if err != nil {
 		err = s.explain(err)
 		if s.Tx != nil {
 			s.Failed = err

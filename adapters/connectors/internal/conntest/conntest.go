@@ -198,3 +198,29 @@ func ReadParquet(t testing.TB, ra io.ReaderAt, size int64, name string, cols []s
 		rows = append(rows, row)
 	}
 }
+
+// Ints returns the int64 values of column col across pages, in order; a page without the
+// column or a value of another type fails the test.
+func Ints(t testing.TB, pages []*execute.Page, col string) []int64 {
+	t.Helper()
+	var out []int64
+	for _, p := range pages {
+		at := slices.Index(p.Columns, col)
+		require.GreaterOrEqual(t, at, 0, "column %q missing from %v", col, p.Columns)
+		for _, r := range p.Rows {
+			v, ok := r[at].(int64)
+			require.True(t, ok, "column %q holds %T", col, r[at])
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// Seq is from, from+1, …, to.
+func Seq(from, to int) []int64 {
+	var out []int64
+	for i := from; i <= to; i++ {
+		out = append(out, int64(i))
+	}
+	return out
+}

@@ -118,3 +118,16 @@ func (p Policy) sleep(ctx context.Context, d time.Duration) error {
 		return nil
 	}
 }
+
+// DoWhen is Do for a fn whose errors are not marked yet: an error for which again reports
+// true (a rolled-back transaction: a deadlock, a serialization failure, a busy database)
+// is marked transient and tried again.
+func DoWhen(ctx context.Context, p Policy, again func(error) bool, fn func(ctx context.Context) error) error {
+	return Do(ctx, p, func(ctx context.Context) error {
+		err := fn(ctx)
+		if err != nil && again(err) && !execute.IsTransient(err) {
+			return execute.Transient(err)
+		}
+		return err
+	})
+}

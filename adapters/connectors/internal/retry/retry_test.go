@@ -67,3 +67,28 @@ func TestParseNamesTheKey(t *testing.T) {
 		}
 	}
 }
+
+func TestDoWhenMarksWhatMayBeTriedAgain(t *testing.T) {
+	p := retry.Default()
+	p.Sleep = func(context.Context, time.Duration) error { return nil }
+	deadlock, syntax := errors.New("deadlock"), errors.New("syntax")
+	calls := 0
+	err := retry.DoWhen(context.Background(), p, func(err error) bool { return errors.Is(err, deadlock) }, func(context.Context) error {
+		calls++
+		if calls < 3 {
+			return deadlock
+		}
+		return nil
+	})
+	if err != nil || calls != 3 {
+		t.Fatalf("calls=%d err=%v, want success on the third try", calls, err)
+	}
+	calls = 0
+	err = retry.DoWhen(context.Background(), p, func(err error) bool { return errors.Is(err, deadlock) }, func(context.Context) error {
+		calls++
+		return syntax
+	})
+	if !errors.Is(err, syntax) || calls != 1 || execute.IsTransient(err) {
+		t.Fatalf("calls=%d err=%v, want one try and the error unmarked", calls, err)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/sluicehq/sluice/adapters/connectors/internal/cfg"
+	"github.com/sluicehq/sluice/adapters/connectors/internal/retry"
 	"github.com/sluicehq/sluice/adapters/connectors/internal/watermark"
 	"github.com/sluicehq/sluice/domain/pipeline"
 )
@@ -19,7 +20,8 @@ type Descriptions struct {
 }
 
 // Fields lists connection_url, the source query fields, table_name, the sink's extra
-// fields, watermark_table and the write fields, in the order the connectors declare them.
+// fields, watermark_table, the write fields and retry, in the order the connectors declare
+// them.
 func Fields(d Descriptions, extra ...pipeline.FieldSpec) []pipeline.FieldSpec {
 	f := []pipeline.FieldSpec{
 		{Name: "connection_url", Type: pipeline.FieldString, Required: true, Description: d.URL},
@@ -31,7 +33,8 @@ func Fields(d Descriptions, extra ...pipeline.FieldSpec) []pipeline.FieldSpec {
 	f = append(f, extra...)
 	f = append(f, pipeline.FieldSpec{Name: "watermark_table", Type: pipeline.FieldString, Role: pipeline.RoleSink, Default: watermark.DefaultTable,
 		Description: d.Watermark})
-	return append(f, pipeline.SinkWriteFields()...)
+	f = append(f, pipeline.SinkWriteFields()...)
+	return append(f, retry.Field())
 }
 
 // Check reports a connection_url that checkURL refuses and, for a sink, the write-mode
@@ -39,7 +42,7 @@ func Fields(d Descriptions, extra ...pipeline.FieldSpec) []pipeline.FieldSpec {
 // CheckWriteMode in the shared wording, so it is not reported twice.
 func Check(role pipeline.Role, c map[string]any, path string,
 	checkURL func(string) error, sinkOptions func(map[string]any) *OptionError) pipeline.Errors {
-	var errs pipeline.Errors
+	errs := retry.Check(c, path)
 	if u, err := cfg.String(c, "connection_url", ""); err == nil && u != "" {
 		if err := checkURL(u); err != nil {
 			errs = append(errs, pipeline.FieldError{Path: pipeline.Join(path, "connection_url"), Message: err.Error()})

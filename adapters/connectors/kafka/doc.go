@@ -1,0 +1,11 @@
+// Package kafka is the kafka source and sink (SPEC §14.4), built on franz-go.
+//
+// The source reads a topic from per-partition offsets up to the offsets that were the end
+// when the run started (`until: end`), so every run is finite; its bookmark is the next
+// offset of every partition it reads. The sink produces JSON values with an idempotent
+// producer; under `delivery: exactly_once` it writes each page in one Kafka transaction
+// whose transactional.id is the run's state key, and records the exactly-once position in
+// the same transaction as the committed offset metadata of a consumer group named after
+// that key, so the position and the messages can never disagree and Kafka's producer
+// epoch fences a stale writer. Every broker connection is dialed through the run's Reach.
+package kafka
