@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -60,7 +61,9 @@ func newConsole(s *serveSettings, log *slog.Logger, svc *runs.Service, tpl *temp
 	if err != nil {
 		return nil, err
 	}
-	ui, err := console.New(console.Config{SessionKey: key, PollInterval: s.Poll}, console.Deps{
+	// A log on screen follows at most a second behind, whatever --cluster-poll-secs says.
+	ui, err := console.New(console.Config{SessionKey: key, PollInterval: min(s.Poll, time.Second),
+		NoAuth: s.Auth.Disabled}, console.Deps{
 		Tokens:    apihttp.NewTokenChecker(s.Auth.config()),
 		Runs:      svc,
 		Templates: tpl,

@@ -1,6 +1,7 @@
 package bootstrap_test
 
 import (
+	"io"
 	"net/http"
 	"net/url"
 	"path/filepath"
@@ -80,5 +81,21 @@ func TestConsoleSessionsLastAsLongAsTheTokens(t *testing.T) {
 
 	s = startServer(t, nil, "--history", hist, "--auth-token", "second-token-2")
 	require.Equal(t, http.StatusSeeOther, consolePage(t, s.addr, "/ui/runs", ck), "a new token ends the session")
+	require.Equal(t, 0, s.stop())
+}
+
+// With --no-auth every caller of the API is the anonymous admin; the console says so
+// and lets any token in as that principal.
+func TestConsoleWithoutAuthSignsInAsTheAnonymousAdmin(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, nil, "--history", "memory", "--no-auth")
+	resp, err := http.Get("http://" + s.addr + "/ui/signin")
+	require.NoError(t, err)
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.NoError(t, resp.Body.Close())
+	require.Contains(t, string(body), "--no-auth")
+	ck := consoleSession(t, s.addr, "anything")
+	require.Equal(t, http.StatusOK, consolePage(t, s.addr, "/ui/audit", ck), "the anonymous principal is admin")
 	require.Equal(t, 0, s.stop())
 }
