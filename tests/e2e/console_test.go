@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 	"github.com/stretchr/testify/require"
 )
 
@@ -270,11 +272,18 @@ func TestConsoleApprovalInBrowser(t *testing.T) {
 	require.Contains(t, otto.text(), "another operator or admin must decide it")
 	require.Empty(t, listRuns(t, s), "the proposer's approval created nothing")
 
+	// The second operator uses the keyboard only: the token typed and Enter, then the
+	// approve button focused and Enter.
 	vera := b.person(t, s.url())
-	vera.signIn("console-vera-1", "vera")
+	vera.open("/ui/signin")
+	eval[bool](vera, `window.__before = true`)
+	vera.do(chromedp.SendKeys(chromedp.ID("token"), "console-vera-1\n"))
+	vera.waitJS(`window.__before !== true && document.getElementById("whoami")?.textContent.startsWith("vera")`, "signed in by keyboard")
 	vera.open("/ui/change-requests?status=proposed")
 	vera.shot("change-requests")
-	vera.submitAndWait(fmt.Sprintf(`tr[data-cr=%q] button.approve`, cr))
+	eval[bool](vera, `window.__before = true`)
+	vera.do(chromedp.Focus(chromedp.CSS(fmt.Sprintf(`tr[data-cr=%q] button.approve`, cr))), chromedp.KeyEvent(kb.Enter))
+	vera.waitJS(`window.__before !== true && document.readyState === "complete"`, "the page after approving")
 	require.Contains(t, vera.text(), "Change request approved")
 	require.Equal(t, "approved", eval[string](vera, fmt.Sprintf(`document.querySelector('tr[data-cr=%q] .status').textContent`, cr)))
 	vera.click(fmt.Sprintf(`tr[data-cr=%q] a`, cr))
