@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -97,5 +98,27 @@ func TestConsoleWithoutAuthSignsInAsTheAnonymousAdmin(t *testing.T) {
 	require.Contains(t, string(body), "--no-auth")
 	ck := consoleSession(t, s.addr, "anything")
 	require.Equal(t, http.StatusOK, consolePage(t, s.addr, "/ui/audit", ck), "the anonymous principal is admin")
+	require.Equal(t, 0, s.stop())
+}
+
+// A lowered role ends the sessions signed in under the old one, token unchanged.
+func TestConsoleSessionsEndWhenARoleChanges(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	hist := "sqlite:" + filepath.Join(dir, "h.db")
+	auth := filepath.Join(dir, "auth.yaml")
+	write := func(role string) {
+		require.NoError(t, os.WriteFile(auth, []byte("- {name: ann, token: ann-token-1, role: "+role+"}\n"), 0o600))
+	}
+	write("admin")
+	s := startServer(t, nil, "--history", hist, "--auth-config", auth)
+	ck := consoleSession(t, s.addr, "ann-token-1")
+	require.Equal(t, http.StatusOK, consolePage(t, s.addr, "/ui/audit", ck))
+	require.Equal(t, 0, s.stop())
+
+	write("viewer")
+	s = startServer(t, nil, "--history", hist, "--auth-config", auth)
+	require.Equal(t, http.StatusSeeOther, consolePage(t, s.addr, "/ui/audit", ck), "the admin session ended with the role")
+	require.Equal(t, http.StatusForbidden, consolePage(t, s.addr, "/ui/audit", consoleSession(t, s.addr, "ann-token-1")))
 	require.Equal(t, 0, s.stop())
 }

@@ -291,4 +291,15 @@ func TestConsoleApprovalInBrowser(t *testing.T) {
 	runs := listRuns(t, s)
 	require.Len(t, runs, 1)
 	require.Equal(t, "completed", runs[0].Status)
+
+	// A second proposal, rejected: nothing runs.
+	otto.open("/ui/templates/orders")
+	otto.submitAndWait("#start-run")
+	second := eval[string](otto, `document.querySelector("tr[data-cr]").dataset.cr`)
+	require.NotEqual(t, cr, second)
+	vera.open("/ui/change-requests?status=proposed")
+	vera.submitAndWait(fmt.Sprintf(`tr[data-cr=%q] button.reject`, second))
+	require.Contains(t, vera.text(), "Change request rejected")
+	require.Equal(t, "rejected", eval[string](vera, fmt.Sprintf(`document.querySelector('tr[data-cr=%q] .status').textContent`, second)))
+	require.Len(t, listRuns(t, s), 1)
 }
