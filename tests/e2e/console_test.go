@@ -120,7 +120,8 @@ func TestConsoleInBrowser(t *testing.T) {
 
 	// A short run waits pending behind it; this tab watches it without reloading.
 	otto.open("/ui/templates/orders")
-	otto.set(`[name="param.count"]`, "40")
+	// 120 rows at 20 a second: running long enough to be seen on a loaded machine.
+	otto.set(`[name="param.count"]`, "120")
 	otto.set("#labels", "team=sales, tier=gold")
 	otto.submitAndWait("#start-run")
 	short := runIDFromPath(t, otto.path())
