@@ -18,14 +18,15 @@ import (
 	"github.com/sluicehq/sluice/application/templates"
 	"github.com/sluicehq/sluice/domain/run"
 	"github.com/sluicehq/sluice/domain/schedule"
+	"github.com/sluicehq/sluice/tests/historytest"
 )
 
 // serialConfig keeps incremental state, so its runs are serial: a second one waits queued
 // behind an active first.
 var serialConfig = strings.Replace(baseConfig, "pipeline:\n", "replication: {type: incremental, cursor: id}\npipeline:\n", 1)
 
-// testStore is the real history — the in-memory SQLite that passes the store contract
-// suite — so these tests check the admission, idempotency and cancel rules the server
+// testStore is the real history — SQLite, as the store contract suite runs it — so these
+// tests check the admission, idempotency and cancel rules the server
 // really applies. It adds only seams: faults to inject, an interleaving to provoke, and a
 // record of the cancel flags asked for. Statuses move only through the store's own
 // transitions (claim, finish, hand back, plan shards), as a member would move them.
@@ -48,11 +49,7 @@ type testStore struct {
 func newTestStore(t *testing.T) *testStore {
 	t.Helper()
 	ts := &testStore{t: t, owner: cluster.Owner{InstanceID: "test-member"}, refs: map[string]cluster.Ref{}}
-	ctx := context.Background()
-	s, err := store.Open(ctx, "memory", store.Options{})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = s.Close() })
-	require.NoError(t, s.Migrate(ctx))
+	s := historytest.Open(t)
 	ts.Store = s
 	return ts
 }
