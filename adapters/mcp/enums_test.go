@@ -38,17 +38,20 @@ func TestToolEnumsAreTheDomainLists(t *testing.T) {
 	require.NoError(t, err)
 
 	type schema struct {
-		Enum       []string          `json:"enum"`
-		Items      *schema           `json:"items"`
-		Properties map[string]schema `json:"properties"`
+		Enum        []string          `json:"enum"`
+		Description string            `json:"description"`
+		Items       *schema           `json:"items"`
+		Properties  map[string]schema `json:"properties"`
 	}
-	input := map[string]schema{}
+	input, output := map[string]schema{}, map[string]schema{}
 	for _, tool := range listed.Tools {
-		b, err := json.Marshal(tool.InputSchema)
-		require.NoError(t, err)
-		var sc schema
-		require.NoError(t, json.Unmarshal(b, &sc))
-		input[tool.Name] = sc
+		for into, from := range map[*map[string]schema]any{&input: tool.InputSchema, &output: tool.OutputSchema} {
+			b, err := json.Marshal(from)
+			require.NoError(t, err)
+			var sc schema
+			require.NoError(t, json.Unmarshal(b, &sc))
+			(*into)[tool.Name] = sc
+		}
 	}
 	var runStatuses, changeStatuses []string
 	for _, st := range run.Statuses() {
@@ -62,4 +65,14 @@ func TestToolEnumsAreTheDomainLists(t *testing.T) {
 	require.Equal(t, runStatuses, input["list_runs"].Properties["status"].Items.Enum)
 	require.Contains(t, input, "list_change_requests")
 	require.Equal(t, changeStatuses, input["list_change_requests"].Properties["status"].Enum)
+
+	// The run an agent reads (the REST run shape) names its closed lists in prose: every
+	// status and trigger kind must be there.
+	view := output["get_run"].Properties["run"].Properties
+	for _, st := range run.Statuses() {
+		require.Contains(t, view["status"].Description, string(st), "get_run's status description")
+	}
+	for _, k := range run.TriggerKinds() {
+		require.Contains(t, view["trigger_kind"].Description, string(k), "get_run's trigger_kind description")
+	}
 }

@@ -252,9 +252,9 @@ func TestSlowPendingSourceDoesNotHoldTheScrape(t *testing.T) {
 		<-release
 		return map[string]int{"default": 1}, nil
 	})
-	start := time.Now()
+	// The source never returns before the test ends, so a scrape that returns at all was
+	// bounded by the collector.
 	_, fams := scrape(t, m)
-	require.Less(t, time.Since(start), 5*time.Second)
 	require.NotContains(t, fams, "sluice_serve_runs_pending")
 }
 

@@ -2,6 +2,7 @@ package notify_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -30,9 +31,15 @@ func (f runnerFunc) Run(ctx context.Context, job execute.Job) (execute.Stats, er
 
 func startMember(t *testing.T, f *fixture, id string, r cluster.Runner) *cluster.Member {
 	t.Helper()
+	return startMemberWith(t, f, id, r, cluster.Events{})
+}
+
+// startMemberWith is startMember telling ev of the member's loop steps.
+func startMemberWith(t *testing.T, f *fixture, id string, r cluster.Runner, ev cluster.Events) *cluster.Member {
+	t.Helper()
 	m, err := cluster.New(cluster.Config{InstanceID: id, Listen: id + ":8080", MaxConcurrent: 2,
 		LeaseTTL: 6 * time.Second, PollInterval: time.Hour, ShutdownKill: time.Second},
-		cluster.Deps{Store: f.s, Loader: staticLoader{}, Runner: r, State: f.s, Notifications: f.l})
+		cluster.Deps{Store: f.s, Loader: staticLoader{}, Runner: r, State: f.s, Notifications: f.l, Events: ev})
 	require.NoError(t, err)
 	require.NoError(t, m.Start(context.Background()))
 	t.Cleanup(m.Stop)
@@ -49,10 +56,12 @@ func (f *fixture) status(t *testing.T, id string) string {
 func TestASubmissionIsClaimedAtOnceThroughNotify(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	startMember(t, f, "m1", runnerFunc(func(context.Context, execute.Job) (execute.Stats, error) {
+	firstPass := make(chan struct{})
+	var once sync.Once
+	startMemberWith(t, f, "m1", runnerFunc(func(context.Context, execute.Job) (execute.Stats, error) {
 		return execute.Stats{RowsRead: 1, RowsWritten: 1, Pages: 1}, nil
-	}))
-	time.Sleep(100 * time.Millisecond) // the claim at start found nothing; the loop now waits an hour
+	}), cluster.Events{ClaimPass: func() { once.Do(func() { close(firstPass) }) }})
+	<-firstPass // the claim at start found nothing; the loop now waits an hour
 
 	r := newRun("p")
 	_, err := f.s.Create(context.Background(), r, nil)

@@ -5,16 +5,17 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sluicehq/sluice/adapters/store"
 	"github.com/sluicehq/sluice/application/approvals"
 	"github.com/sluicehq/sluice/application/runs"
 	"github.com/sluicehq/sluice/domain/run"
+	"github.com/sluicehq/sluice/tests/historytest"
 )
 
 var (
@@ -23,66 +24,6 @@ var (
 	vera   = runs.Principal{Name: "vera", Role: runs.Viewer}
 	tenant = runs.Principal{Name: "acme-bot", Role: runs.Operator, Tenant: "acme"}
 )
-
-// memStore keeps change requests in a map, deciding under a lock like the SQL's
-// conditional update.
-type memStore struct {
-	mu  sync.Mutex
-	crs map[string]approvals.ChangeRequest
-}
-
-func (m *memStore) CreateChangeRequest(_ context.Context, cr *approvals.ChangeRequest) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.crs[cr.ID] = *cr
-	return nil
-}
-
-func (m *memStore) GetChangeRequest(_ context.Context, id string) (*approvals.ChangeRequest, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	cr, ok := m.crs[id]
-	if !ok {
-		return nil, fmt.Errorf("change request %s: %w", id, run.ErrNotFound)
-	}
-	return &cr, nil
-}
-
-func (m *memStore) ListChangeRequests(_ context.Context, f approvals.Filter) ([]*approvals.ChangeRequest, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var out []*approvals.ChangeRequest
-	for _, cr := range m.crs {
-		out = append(out, &cr)
-	}
-	slices.SortFunc(out, func(a, b *approvals.ChangeRequest) int { return -1 * compare(a.ID, b.ID) })
-	return out, nil
-}
-
-func compare(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
-func (m *memStore) DecideChangeRequest(_ context.Context, id string, to approvals.Status, by string, at time.Time, runID string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	cr, ok := m.crs[id]
-	if !ok {
-		return run.ErrNotFound
-	}
-	if cr.Status != approvals.Proposed || !at.Before(cr.ExpiresAt) {
-		return approvals.ErrDecided
-	}
-	cr.Status, cr.DecidedBy, cr.DecidedAt, cr.RunID = to, by, at, runID
-	m.crs[id] = cr
-	return nil
-}
 
 type submitter struct {
 	mu   sync.Mutex
@@ -119,14 +60,14 @@ func (xorSealer) FormatMax() int { return 1 }
 
 type harness struct {
 	svc   *approvals.Service
-	store *memStore
+	store *store.Store
 	runs  *submitter
 	now   time.Time
 }
 
 func newHarness(t *testing.T, sealer runs.Sealer) *harness {
 	t.Helper()
-	h := &harness{store: &memStore{crs: map[string]approvals.ChangeRequest{}}, runs: &submitter{},
+	h := &harness{store: historytest.Open(t), runs: &submitter{},
 		now: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)}
 	n := 0
 	h.svc = approvals.New(approvals.Deps{Store: h.store, Runs: h.runs, Sealer: sealer,
@@ -152,7 +93,8 @@ func TestApprovalSubmitsTheProposedRequest(t *testing.T) {
 		}
 		h := newHarness(t, sealer)
 		id := h.propose(t, otto)
-		stored := h.store.crs[id]
+		stored, err := h.store.GetChangeRequest(context.Background(), id)
+		require.NoError(t, err)
 		require.Equal(t, sealed, stored.RequestSealed)
 		if sealed {
 			raw, err := base64.StdEncoding.DecodeString(stored.Request)
@@ -236,7 +178,8 @@ func TestSealedRequestNeedsTheKey(t *testing.T) {
 
 func TestTransitionTable(t *testing.T) {
 	t.Parallel()
-	all := []approvals.Status{approvals.Proposed, approvals.Approved, approvals.Rejected, approvals.Expired}
+	all := approvals.Statuses()
+	require.Equal(t, []approvals.Status{approvals.Proposed, approvals.Approved, approvals.Rejected, approvals.Expired}, all)
 	for _, from := range all {
 		for _, to := range all {
 			err := approvals.Transition(from, to)

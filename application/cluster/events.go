@@ -15,6 +15,10 @@ type Events struct {
 	// OutageCheck: the outage watch compared the time since the last renewal with the
 	// cutoff once (and stopped the runs if it had passed).
 	OutageCheck func()
+	// ReclaimPass: the lease loop asked the history to reclaim expired leases. atExpiry
+	// is true for the pass it woke for at the earliest lease expiry it had read, false
+	// for the pass of a renewal tick.
+	ReclaimPass func(atExpiry bool)
 }
 
 func (e Events) claimPass() {
@@ -26,6 +30,12 @@ func (e Events) claimPass() {
 func (e Events) leaseCycle() {
 	if e.LeaseCycle != nil {
 		e.LeaseCycle()
+	}
+}
+
+func (e Events) reclaimPass(atExpiry bool) {
+	if e.ReclaimPass != nil {
+		e.ReclaimPass(atExpiry)
 	}
 }
 

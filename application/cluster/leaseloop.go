@@ -61,6 +61,7 @@ func (m *Member) leaseLoop() {
 				continue // a member whose own renewals fail reclaims nothing
 			}
 			wait = m.reclaimPass()
+			m.deps.Events.reclaimPass(true)
 		case <-poll.C:
 			m.pollCancels()
 			continue
@@ -152,6 +153,7 @@ func (m *Member) leaseCycle() time.Duration {
 	}
 	wait := m.reclaimPass()
 	m.readDue()
+	m.deps.Events.reclaimPass(false)
 	m.failUnservedPools()
 	return wait
 }

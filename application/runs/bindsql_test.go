@@ -51,7 +51,7 @@ func TestStoredRunKeepsSQLParamsBound(t *testing.T) {
 	rec, err := h.store.Get(context.Background(), res.RunID)
 	require.NoError(t, err)
 
-	text, err := runs.OpenRun(context.Background(), fakeSealer{id: "k1"}, &redactor{}, rec.ID, rec.Config, true, rec.Secrets)
+	text, err := runs.OpenRun(context.Background(), fakeSealer{id: "k1"}, &redactor{}, rec.ID, rec.Config, true, h.store.secrets(rec.ID))
 	require.NoError(t, err)
 	require.Contains(t, text, `"SELECT * FROM orders WHERE pw = ${param.pw} AND region = ${param.region} AND at >= ${param.sluice.backfill.start} -- $${x}"`)
 	require.Contains(t, text, `"path": "orders_us.csv"`, "outside SQL text the value is written as before")

@@ -169,7 +169,7 @@ func (c clock) Now() time.Time { return c.t }
 
 type harness struct {
 	svc       *runs.Service
-	store     *fakeStore
+	store     *testStore
 	waker     *waker
 	canceller *canceller
 	redactor  *redactor
@@ -202,7 +202,7 @@ func withDeps(f func(*runs.Deps)) option     { return func(d *runs.Deps, _ *runs
 func newHarness(t *testing.T, opts ...option) *harness {
 	t.Helper()
 	h := &harness{
-		store:     newFakeStore(),
+		store:     newTestStore(t),
 		waker:     &waker{},
 		canceller: &canceller{local: map[string]bool{}},
 		redactor:  &redactor{},

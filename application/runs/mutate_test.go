@@ -18,24 +18,28 @@ func TestCancelQueuedOrPendingIsImmediate(t *testing.T) {
 		t.Run(string(st), func(t *testing.T) {
 			t.Parallel()
 			h := newHarness(t)
-			r := req(operator, baseConfig)
+			if st == run.Queued {
+				h.submit(t, req(operator, serialConfig)) // the active run the next one waits behind
+			}
+			r := req(operator, serialConfig)
 			r.Callback = &runs.Callback{URL: "https://hooks.example.com/done", On: []string{"cancelled"}}
 			id := h.submit(t, r).RunID
-			h.store.setStatus(id, st)
+			require.Equal(t, string(st), h.store.get(id).Status)
 
 			rec, immediate, err := h.svc.Cancel(context.Background(), operator, id)
 			require.NoError(t, err)
 			require.True(t, immediate)
 			require.Equal(t, "cancelled", rec.Status)
 			require.Empty(t, rec.Config)
-			require.Empty(t, h.store.cancels, "no flag for a run nobody executes")
+			require.Empty(t, h.store.cancelCalls(), "no flag for a run nobody executes")
 			require.Empty(t, h.canceller.fired)
 
 			// The callback row was written by the cancel itself.
-			require.Len(t, h.store.outbox, 1)
-			require.Equal(t, "https://hooks.example.com/done", h.store.outbox[0].URL)
+			outbox := h.store.outbox()
+			require.Len(t, outbox, 1)
+			require.Equal(t, "https://hooks.example.com/done", outbox[0].URL)
 			var body map[string]any
-			require.NoError(t, json.Unmarshal(h.store.outbox[0].Payload, &body))
+			require.NoError(t, json.Unmarshal(outbox[0].Payload, &body))
 			require.Equal(t, "cancelled", body["status"])
 			require.Equal(t, id, body["run_id"])
 
@@ -62,8 +66,8 @@ func TestCancelRunningLocalFiresTokenAndSetsFlag(t *testing.T) {
 	require.Equal(t, "running", rec.Status)
 	require.True(t, rec.CancelRequested)
 	require.Equal(t, []string{id}, h.canceller.fired)
-	require.Equal(t, []string{id}, h.store.cancels, "the durable flag is set too")
-	require.Empty(t, h.store.outbox)
+	require.Equal(t, []string{id}, h.store.cancelCalls(), "the durable flag is set too")
+	require.Empty(t, h.store.outbox())
 	require.Empty(t, h.metrics.counted(), "the member that stops it counts it")
 	require.Equal(t, "requested", h.store.lastAudit().Details["outcome"])
 }
@@ -74,13 +78,16 @@ func TestCancelRunningOnPeerSetsFlag(t *testing.T) {
 		h := newHarness(t)
 		id := h.submit(t, req(operator, baseConfig)).RunID
 		h.store.setStatus(id, st)
+		if st == run.Sharded {
+			h.store.claimShard(id) // a shard executes on a peer
+		}
 
 		rec, immediate, err := h.svc.Cancel(context.Background(), admin, id)
 		require.NoError(t, err)
 		require.False(t, immediate)
 		require.True(t, rec.CancelRequested)
 		require.Empty(t, h.canceller.fired)
-		require.Equal(t, []string{id}, h.store.cancels)
+		require.Equal(t, []string{id}, h.store.cancelCalls())
 		got, err := h.store.Get(context.Background(), id)
 		require.NoError(t, err)
 		require.True(t, got.CancelRequested)
@@ -93,11 +100,11 @@ func TestCancelRunningOnPeerSetsFlag(t *testing.T) {
 func TestCancelShardedThatEndsAtOnce(t *testing.T) {
 	t.Parallel()
 	cases := map[string]struct {
-		noShardRunning, shardEndsAfterCancel bool
-		counted                              []string
+		shardRunning bool
+		counted      []string
 	}{
-		"no shard running":        {noShardRunning: true, counted: []string{"orders:cancelled/cancelled"}},
-		"its last shard ended it": {shardEndsAfterCancel: true},
+		"no shard running":        {counted: []string{"orders:cancelled/cancelled"}},
+		"its last shard ended it": {shardRunning: true},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -105,7 +112,12 @@ func TestCancelShardedThatEndsAtOnce(t *testing.T) {
 			h := newHarness(t)
 			id := h.submit(t, req(operator, baseConfig)).RunID
 			h.store.setStatus(id, run.Sharded)
-			h.store.noShardRunning, h.store.shardEndsAfterCancel = tc.noShardRunning, tc.shardEndsAfterCancel
+			if tc.shardRunning {
+				// A member executes one shard, and stops it (ending the run) right after
+				// the flag is set: between the cancel and the service's re-read.
+				ref := h.store.claimShard(id)
+				h.store.afterCancel(func() { h.store.finishShard(ref, run.Cancelled) })
+			}
 
 			rec, immediate, err := h.svc.Cancel(context.Background(), operator, id)
 			require.NoError(t, err)
@@ -121,13 +133,15 @@ func TestCancelRacingAClaimSignalsTheRun(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	id := h.submit(t, req(operator, baseConfig)).RunID
+	h.store.mu.Lock()
 	h.store.claimBeforeCancel = true
+	h.store.mu.Unlock()
 
 	rec, immediate, err := h.svc.Cancel(context.Background(), operator, id)
 	require.NoError(t, err)
 	require.False(t, immediate)
 	require.Equal(t, "running", rec.Status)
-	require.Equal(t, []string{id}, h.store.cancels)
+	require.Equal(t, []string{id}, h.store.cancelCalls())
 }
 
 func TestCancelTerminalIsImmediateAndUnchanged(t *testing.T) {
@@ -139,8 +153,8 @@ func TestCancelTerminalIsImmediateAndUnchanged(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, immediate)
 	require.Equal(t, "completed", rec.Status)
-	require.Empty(t, h.store.cancels)
-	require.Empty(t, h.store.outbox)
+	require.Empty(t, h.store.cancelCalls())
+	require.Empty(t, h.store.outbox())
 	require.Equal(t, "already_terminal", h.store.lastAudit().Details["outcome"])
 }
 
@@ -175,13 +189,21 @@ func TestDelete(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	ctx := context.Background()
-	id := h.submit(t, req(operator, baseConfig)).RunID
-
-	for _, st := range []run.Status{run.Queued, run.Pending, run.Running, run.Sharded} {
-		h.store.setStatus(id, st)
+	// One run in each status that is not an end: a serial pipeline's second run waits
+	// queued behind the first; the others move as a member moves them.
+	active := h.submit(t, req(operator, serialConfig)).RunID
+	queued := h.submit(t, req(operator, serialConfig)).RunID
+	require.Equal(t, "queued", h.store.get(queued).Status)
+	byStatus := map[run.Status]string{run.Queued: queued, run.Pending: active}
+	for _, st := range []run.Status{run.Running, run.Sharded} {
+		byStatus[st] = h.submit(t, req(operator, baseConfig)).RunID
+		h.store.setStatus(byStatus[st], st)
+	}
+	for st, id := range byStatus {
 		err := h.svc.Delete(ctx, admin, id)
 		require.ErrorIs(t, err, runs.ErrRunNotTerminal, st)
 	}
+	id := h.submit(t, req(operator, baseConfig)).RunID
 	h.store.setStatus(id, run.Failed)
 	require.ErrorIs(t, h.svc.Delete(ctx, operator, id), runs.ErrForbidden, "delete is admin only")
 	require.ErrorIs(t, h.svc.Delete(ctx, globex, id), runs.ErrForbidden, "never a tenant principal")
@@ -252,16 +274,26 @@ func TestRollback(t *testing.T) {
 
 func TestPurge(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
-	old := &runs.Record{ID: "old", Name: "a", Status: "completed", FinishedAt: epoch.Add(-8 * 24 * time.Hour)}
-	recent := &runs.Record{ID: "recent", Name: "a", Status: "completed", FinishedAt: epoch.Add(-time.Hour)}
-	h.store.put(old)
-	h.store.put(recent)
+	// The history stamps finished_at with its own clock, so the service's clock moves
+	// forward instead: first to 3 days after the runs finished, then to 8.
+	now := &movingClock{t: time.Now()}
+	h := newHarness(t, withDeps(func(d *runs.Deps) { d.Clock = now }))
+	old := h.submit(t, req(operator, baseConfig)).RunID
+	h.store.setStatus(old, run.Completed)
+	active := h.submit(t, req(operator, baseConfig)).RunID
+
+	now.add(3 * 24 * time.Hour)
 	n, err := h.svc.Purge(context.Background(), 7*24*time.Hour)
 	require.NoError(t, err)
-	require.Equal(t, 1, n)
-	_, err = h.store.Get(context.Background(), "recent")
+	require.Zero(t, n, "finished 3 days ago: kept for the 7 days")
+	now.add(5 * 24 * time.Hour)
+	n, err = h.svc.Purge(context.Background(), 7*24*time.Hour)
 	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	_, err = h.store.Get(context.Background(), old)
+	require.ErrorIs(t, err, run.ErrNotFound)
+	_, err = h.store.Get(context.Background(), active)
+	require.NoError(t, err, "a run that has not ended is never purged")
 	e := h.store.lastAudit()
 	require.Equal(t, runs.ActionPurged, e.Action)
 	require.Equal(t, "system", e.Actor)

@@ -154,7 +154,7 @@ func TestLogs(t *testing.T) {
 	ctx := context.Background()
 	seed(h, 2, func(i int) string { return []string{"acme", "globex"}[i] })
 	for i := int64(1); i <= 5; i++ {
-		h.store.logs["r00"] = append(h.store.logs["r00"], runs.LogLine{Seq: i, Message: fmt.Sprint("line ", i)})
+		h.store.appendLogs("r00", fmt.Sprint("line ", i))
 	}
 
 	page, err := h.svc.Logs(ctx, acme, "r00", 0, 2)
@@ -278,20 +278,18 @@ func TestShardsPageByIndex(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()
 	seed(h, 1, func(int) string { return "" })
-	h.store.mu.Lock()
-	h.store.shards = map[string][]runs.ShardRecord{"r00": {{Index: 0}, {Index: 1}, {Index: 2}, {Index: 3}, {Index: 4}}}
-	h.store.mu.Unlock()
+	h.store.planShards("r00", 5)
 
 	first, err := h.svc.Shards(ctx, viewer, "r00", "", 2)
 	require.NoError(t, err)
-	require.Equal(t, []runs.ShardRecord{{Index: 0}, {Index: 1}}, first.Shards)
+	require.Equal(t, []int{0, 1}, indexes(first.Shards))
 	require.NotEmpty(t, first.NextCursor)
 	second, err := h.svc.Shards(ctx, viewer, "r00", first.NextCursor, 2)
 	require.NoError(t, err)
-	require.Equal(t, []runs.ShardRecord{{Index: 2}, {Index: 3}}, second.Shards)
+	require.Equal(t, []int{2, 3}, indexes(second.Shards))
 	last, err := h.svc.Shards(ctx, viewer, "r00", second.NextCursor, 2)
 	require.NoError(t, err)
-	require.Equal(t, []runs.ShardRecord{{Index: 4}}, last.Shards)
+	require.Equal(t, []int{4}, indexes(last.Shards))
 	require.Empty(t, last.NextCursor, "the last page has no next cursor")
 
 	none, err := h.svc.Shards(ctx, viewer, "r00", "", 0)
@@ -306,4 +304,12 @@ func TestShardsPageByIndex(t *testing.T) {
 	require.ErrorIs(t, err, runs.ErrInvalidRequest)
 	_, err = h.svc.Shards(ctx, viewer, "nope", "", 2)
 	require.ErrorIs(t, err, run.ErrNotFound)
+}
+
+func indexes(shards []runs.ShardRecord) []int {
+	out := make([]int, len(shards))
+	for i, sh := range shards {
+		out[i] = sh.Index
+	}
+	return out
 }

@@ -74,13 +74,14 @@ func TestSubmitClockSetsLogicalInstantAndRunDate(t *testing.T) {
 func TestSubmitTick(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	h.store.term = 3
+	h.store.schedule("s1")
+	term := h.store.term()
 	berlin, err := time.LoadLocation("Europe/Berlin")
 	require.NoError(t, err)
 	at := time.Date(2026, 3, 28, 23, 30, 0, 0, time.UTC) // 2026-03-29 00:30 in Berlin
 	r := req(admin, baseConfig)
-	r.TriggerKind, r.Clock, r.Zone, r.RunKey = "schedule", &at, berlin, "schedule:2026-03-28T23:30:00Z"
-	r.Tick = &runs.Tick{ScheduleID: "s1", Instant: at, Overlap: schedule.OverlapSkip, Epoch: 3}
+	r.TriggerKind, r.Clock, r.Zone, r.RunKey = "schedule", &at, berlin, schedule.RunKey("s1", at)
+	r.Tick = &runs.Tick{ScheduleID: "s1", Instant: at, Overlap: schedule.OverlapSkip, Epoch: term}
 	first := h.submit(t, r)
 	rec, err := h.store.Get(context.Background(), first.RunID)
 	require.NoError(t, err)
@@ -88,13 +89,13 @@ func TestSubmitTick(t *testing.T) {
 	require.Equal(t, "pending", first.Status)
 
 	later := at.Add(time.Hour)
-	r.Clock, r.RunKey = &later, "schedule:2026-03-29T00:30:00Z"
-	r.Tick = &runs.Tick{ScheduleID: "s1", Instant: later, Overlap: schedule.OverlapSkip, Epoch: 3}
+	r.Clock, r.RunKey = &later, schedule.RunKey("s1", later)
+	r.Tick = &runs.Tick{ScheduleID: "s1", Instant: later, Overlap: schedule.OverlapSkip, Epoch: term}
 	skipped := h.submit(t, r)
 	require.Equal(t, schedule.ReasonOverlap, skipped.Skipped)
 	require.Empty(t, skipped.RunID)
 
-	r.Tick.Epoch = 2
+	r.Tick.Epoch = term - 1
 	_, err = h.svc.Submit(context.Background(), r)
 	require.ErrorIs(t, err, run.ErrLeaseLost, "a deposed leader's tick is refused")
 }
@@ -369,7 +370,9 @@ func TestSubmitStoreErrorPassesThrough(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	boom := errors.New("history unavailable")
+	h.store.mu.Lock()
 	h.store.createErr = boom
+	h.store.mu.Unlock()
 	_, err := h.svc.Submit(context.Background(), req(operator, baseConfig))
 	require.ErrorIs(t, err, boom)
 	require.Zero(t, h.waker.count())
@@ -388,7 +391,7 @@ func TestSubmitAndItsAuditEntryCommitTogether(t *testing.T) {
 	require.Equal(t, first.RunID, entries[0].RunID)
 	require.Equal(t, "pending", entries[0].Details["status"], "the store records the status it stored")
 
-	h.store.auditErr = errors.New("disk full")
+	t.Cleanup(h.store.failAudits())
 	replay := h.submit(t, r)
 	require.True(t, replay.Replayed, "a replay changes nothing, so a failed audit write is only logged")
 

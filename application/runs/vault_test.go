@@ -73,12 +73,12 @@ func TestSecretParamsAreTokenizedAndSealed(t *testing.T) {
 	require.True(t, rec.ConfigSealed)
 	require.NotContains(t, rec.Config, "pa$$", "the stored config is sealed")
 	require.NotContains(t, rec.Config, "orders_us", "the whole config is sealed, not only secrets")
-	require.Len(t, rec.Secrets, 1)
-	require.NotContains(t, string(rec.Secrets[0]), "w0rd")
+	require.Len(t, h.store.secrets(rec.ID), 1)
+	require.NotContains(t, string(h.store.secrets(rec.ID)[0]), "w0rd")
 
 	// What the claimer loads: opened, tokens restored, the secret registered.
 	reg := &redactor{}
-	text, err := runs.OpenRun(context.Background(), fakeSealer{id: "k1"}, reg, rec.ID, rec.Config, true, rec.Secrets)
+	text, err := runs.OpenRun(context.Background(), fakeSealer{id: "k1"}, reg, rec.ID, rec.Config, true, h.store.secrets(rec.ID))
 	require.NoError(t, err)
 	require.Contains(t, text, `postgres://app:pa$$-w0rd-\"quoted\"@db/wh?again=pa$$-w0rd-\"quoted\"`)
 	require.Contains(t, text, "orders_us")
@@ -101,15 +101,15 @@ func TestOpenRunFailures(t *testing.T) {
 	require.NoError(t, err)
 	ctx := context.Background()
 
-	_, err = runs.OpenRun(ctx, fakeSealer{id: "k2"}, nil, rec.ID, rec.Config, true, rec.Secrets)
+	_, err = runs.OpenRun(ctx, fakeSealer{id: "k2"}, nil, rec.ID, rec.Config, true, h.store.secrets(rec.ID))
 	var missing *runs.VaultKeyMissingError
 	require.ErrorAs(t, err, &missing, "another key")
 	require.Equal(t, "k1", missing.KeyID)
 
-	_, err = runs.OpenRun(ctx, nil, nil, rec.ID, rec.Config, true, rec.Secrets)
+	_, err = runs.OpenRun(ctx, nil, nil, rec.ID, rec.Config, true, h.store.secrets(rec.ID))
 	require.ErrorIs(t, err, runs.ErrVaultKeyMissing, "no key at all")
 
-	_, err = runs.OpenRun(ctx, fakeSealer{id: "k1"}, nil, "another-run", rec.Config, true, rec.Secrets)
+	_, err = runs.OpenRun(ctx, fakeSealer{id: "k1"}, nil, "another-run", rec.Config, true, h.store.secrets(rec.ID))
 	require.ErrorIs(t, err, runs.ErrVaultTampered, "moved to another run")
 
 	_, err = runs.OpenRun(ctx, fakeSealer{id: "k1"}, nil, rec.ID, rec.Config, true, nil)
@@ -124,7 +124,7 @@ func TestSecretParamRefusals(t *testing.T) {
 	_, err := noKey.svc.Submit(context.Background(), r)
 	require.ErrorIs(t, err, runs.ErrVaultKeyRequired)
 	require.Contains(t, err.Error(), "--vault-key")
-	require.Empty(t, noKey.store.runs, "nothing stored")
+	require.Zero(t, noKey.store.count(), "nothing stored")
 
 	keyed := newHarness(t, withDeps(func(d *runs.Deps) { d.Sealer = fakeSealer{id: "k1"} }))
 	r.Params = map[string]string{"pw": "abc"}
@@ -151,7 +151,7 @@ func TestReplayDoesNotReseal(t *testing.T) {
 	again := h.submit(t, r)
 	require.True(t, again.Replayed)
 	require.Equal(t, first.RunID, again.RunID)
-	require.Len(t, h.store.runs, 1, "no second run, no second sealing stored")
+	require.Equal(t, 1, h.store.count(), "no second run, no second sealing stored")
 	after, err := h.store.Get(context.Background(), first.RunID)
 	require.NoError(t, err)
 	require.Equal(t, before.Config, after.Config)

@@ -16,7 +16,7 @@ type View struct {
 	Pool        string            `json:"pool" jsonschema:"the execution pool"`
 	Tenant      *string           `json:"tenant" jsonschema:"the tenant whose route started it, or null"`
 	Labels      map[string]string `json:"labels" jsonschema:"the run's labels"`
-	TriggerKind string            `json:"trigger_kind" jsonschema:"what started it: api, cli, mcp, template, schedule, backfill, rollback or approval"`
+	TriggerKind string            `json:"trigger_kind" jsonschema:"what started it: api, cli, mcp, template, tenant, fanout, schedule, backfill, rollback or approval"`
 	RunKey      *string           `json:"run_key" jsonschema:"the run key, unique per pipeline, or null"`
 	RunDate     string            `json:"run_date" jsonschema:"YYYY-MM-DD of the run's logical instant in the server's zone"`
 	Attempt     int               `json:"attempt" jsonschema:"the current attempt, 0 before the first claim"`

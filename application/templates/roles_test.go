@@ -27,8 +27,9 @@ func (a *auditLog) Audit(_ context.Context, e runs.AuditEntry) error {
 	return nil
 }
 
-func auditedFixture() (fixture, *auditLog) {
-	f := newFixture(nil)
+func auditedFixture(t *testing.T) (fixture, *auditLog) {
+	t.Helper()
+	f := newFixture(t, nil)
 	a := &auditLog{}
 	f.svc = templates.New(templates.Deps{Store: f.store, Runs: f.runs, Audit: a,
 		Loader: &execute.Loader{Decoder: configtext.Decoder{}}})
@@ -39,7 +40,7 @@ func auditedFixture() (fixture, *auditLog) {
 // with the admin as actor and no config in the details.
 func TestRegisterAndDeleteAreAudited(t *testing.T) {
 	t.Parallel()
-	f, a := auditedFixture()
+	f, a := auditedFixture(t)
 	ctx := context.Background()
 	_, err := f.svc.Register(ctx, admin, templates.RegisterRequest{ID: "orders", Config: []byte(cfg), Tenants: []string{"acme"}})
 	require.NoError(t, err)
@@ -67,7 +68,7 @@ func TestRegisterAndDeleteAreAudited(t *testing.T) {
 // those; another tenant's template is not found.
 func TestTenantPrincipalsReadTheirTemplates(t *testing.T) {
 	t.Parallel()
-	f := newFixture(nil)
+	f := newFixture(t, nil)
 	ctx := context.Background()
 	for id, tenants := range map[string][]string{"mine": {"acme"}, "theirs": {"globex"}} {
 		_, err := f.svc.Register(ctx, admin, templates.RegisterRequest{ID: id, Config: []byte(cfg), Tenants: tenants})
@@ -98,7 +99,7 @@ func TestTenantPrincipalsReadTheirTemplates(t *testing.T) {
 // SPEC §14.1: a template whose name or pool uses a secret param is refused at register.
 func TestRegisterRefusesMisplacedSecretParams(t *testing.T) {
 	t.Parallel()
-	f, a := auditedFixture()
+	f, a := auditedFixture(t)
 	ctx := context.Background()
 	for key, text := range map[string]string{
 		"name": "version: 1\nname: \"orders-${param.token}\"\nparams:\n  token: { type: string, secret: true }\npipeline: {}\n",

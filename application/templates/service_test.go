@@ -4,20 +4,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
-	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicehq/sluice/adapters/configtext"
+	"github.com/sluicehq/sluice/adapters/store"
 	"github.com/sluicehq/sluice/application/execute"
 	"github.com/sluicehq/sluice/application/runs"
 	"github.com/sluicehq/sluice/application/templates"
 	"github.com/sluicehq/sluice/domain/pipeline"
 	"github.com/sluicehq/sluice/domain/pool"
 	"github.com/sluicehq/sluice/domain/run"
+	"github.com/sluicehq/sluice/tests/historytest"
 )
 
 var (
@@ -35,57 +36,6 @@ params:
   token: { type: string, secret: true }
 pipeline: {}
 `
-
-type memStore struct {
-	mu      sync.Mutex
-	byID    map[string][]*templates.Template
-	waiting map[string]bool
-}
-
-func (m *memStore) AddTemplate(_ context.Context, t *templates.Template) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	c := *t
-	c.Version = len(m.byID[t.ID]) + 1
-	t.Version = c.Version
-	m.byID[t.ID] = append(m.byID[t.ID], &c)
-	return nil
-}
-
-func (m *memStore) LatestTemplate(_ context.Context, id string) (*templates.Template, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	vs := m.byID[id]
-	if len(vs) == 0 {
-		return nil, fmt.Errorf("template %s: %w", id, run.ErrNotFound)
-	}
-	c := *vs[len(vs)-1]
-	return &c, nil
-}
-
-func (m *memStore) ListTemplates(context.Context) ([]*templates.Template, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var out []*templates.Template
-	for _, vs := range m.byID {
-		out = append(out, vs[len(vs)-1])
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
-	return out, nil
-}
-
-func (m *memStore) DeleteTemplate(_ context.Context, id string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.waiting[id] {
-		return templates.ErrInUse
-	}
-	if len(m.byID[id]) == 0 {
-		return run.ErrNotFound
-	}
-	delete(m.byID, id)
-	return nil
-}
 
 type submitter struct{ got []runs.SubmitRequest }
 
@@ -121,12 +71,13 @@ func (xorSealer) FormatMax() int { return 1 }
 
 type fixture struct {
 	svc   *templates.Service
-	store *memStore
+	store *store.Store
 	runs  *submitter
 }
 
-func newFixture(sealer runs.Sealer) fixture {
-	f := fixture{store: &memStore{byID: map[string][]*templates.Template{}, waiting: map[string]bool{}}, runs: &submitter{}}
+func newFixture(t *testing.T, sealer runs.Sealer) fixture {
+	t.Helper()
+	f := fixture{store: historytest.Open(t), runs: &submitter{}}
 	f.svc = templates.New(templates.Deps{Store: f.store, Runs: f.runs, Sealer: sealer,
 		Loader: &execute.Loader{Decoder: configtext.Decoder{}}})
 	return f
@@ -134,7 +85,7 @@ func newFixture(sealer runs.Sealer) fixture {
 
 func TestRegisterVersionsAndViews(t *testing.T) {
 	t.Parallel()
-	f := newFixture(nil)
+	f := newFixture(t, nil)
 	ctx := context.Background()
 	v, err := f.svc.Register(ctx, admin, templates.RegisterRequest{ID: "orders", Config: []byte(cfg), Tenants: []string{"acme"}})
 	require.NoError(t, err)
@@ -173,24 +124,28 @@ func TestRegisterRefusals(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			f := newFixture(nil)
+			f := newFixture(t, nil)
 			_, err := f.svc.Register(context.Background(), c.p, c.req)
 			require.ErrorIs(t, err, c.is)
 			require.Contains(t, err.Error(), c.text)
-			require.Empty(t, f.store.byID)
+			list, err := f.store.ListTemplates(context.Background())
+			require.NoError(t, err)
+			require.Empty(t, list)
 		})
 	}
 }
 
 func TestRunSubmitsThroughTheFunnel(t *testing.T) {
 	t.Parallel()
-	f := newFixture(xorSealer{})
+	f := newFixture(t, xorSealer{})
 	ctx := context.Background()
 	_, err := f.svc.Register(ctx, admin, templates.RegisterRequest{ID: "orders", Config: []byte(cfg),
 		PoolOverride: pool.Override{Allowed: []string{"gpu"}}, Tenants: []string{"acme"}})
 	require.NoError(t, err)
-	require.True(t, f.store.byID["orders"][0].ConfigSealed)
-	require.NotContains(t, f.store.byID["orders"][0].Config, "orders", "stored sealed")
+	stored, err := f.store.LatestTemplate(ctx, "orders")
+	require.NoError(t, err)
+	require.True(t, stored.ConfigSealed)
+	require.NotContains(t, stored.Config, "orders", "stored sealed")
 
 	_, err = f.svc.Run(ctx, operator, "orders", templates.RunRequest{Params: map[string]string{"region": "us"}, Pool: "gpu"})
 	require.NoError(t, err)
@@ -222,7 +177,7 @@ func TestRunSubmitsThroughTheFunnel(t *testing.T) {
 
 func TestFanoutDerivesKeys(t *testing.T) {
 	t.Parallel()
-	f := newFixture(nil)
+	f := newFixture(t, nil)
 	ctx := context.Background()
 	_, err := f.svc.Register(ctx, admin, templates.RegisterRequest{ID: "orders", Config: []byte(cfg)})
 	require.NoError(t, err)
@@ -243,14 +198,19 @@ func TestFanoutDerivesKeys(t *testing.T) {
 
 func TestDelete(t *testing.T) {
 	t.Parallel()
-	f := newFixture(nil)
+	f := newFixture(t, nil)
 	ctx := context.Background()
 	_, err := f.svc.Register(ctx, admin, templates.RegisterRequest{ID: "orders", Config: []byte(cfg)})
 	require.NoError(t, err)
 	require.ErrorIs(t, f.svc.Delete(ctx, operator, "orders"), runs.ErrForbidden)
-	f.store.waiting["orders"] = true
+	// A run made from the template that has not been claimed yet keeps it in use.
+	waiting := &runs.Record{ID: "r-1", Name: "orders", Pool: "default", TriggerKind: string(run.TriggerTemplate),
+		RunDate: "2026-05-01", MaxAttempts: 3, Config: cfg, TemplateID: "orders", TemplateVersion: 1, CreatedAt: time.Now()}
+	_, err = f.store.Create(ctx, waiting, nil)
+	require.NoError(t, err)
 	require.ErrorIs(t, f.svc.Delete(ctx, admin, "orders"), templates.ErrInUse)
-	f.store.waiting["orders"] = false
+	_, _, err = f.store.CancelQueued(ctx, waiting.ID, nil)
+	require.NoError(t, err)
 	require.NoError(t, f.svc.Delete(ctx, admin, "orders"))
 	_, err = f.svc.Get(ctx, viewer, "orders")
 	require.True(t, errors.Is(err, run.ErrNotFound))

@@ -227,10 +227,8 @@ func TestNextGapOnlyExpressionEnds(t *testing.T) {
 	from := utc(t, "2030-01-01T00:00:00Z")
 
 	// Real-instant rules: 00:30 on 10 April never exists, so nothing fires, and the
-	// bounded search gives up quickly instead of looping.
-	start := time.Now()
+	// bounded search gives up (returning at all is the proof: it does not loop).
 	require.True(t, schedule.MustParse("30 */24 10 4 *").Next(from, loc).IsZero())
-	require.Less(t, time.Since(start), 5*time.Second)
 
 	// Wall-clock rules: the same minute fires at the end of the gap, every year.
 	checkFixed := schedule.MustParse("30 0 10 4 *").NextN(from, loc, 2)

@@ -102,6 +102,24 @@ func count(t *testing.T, path, query string) int {
 	return n
 }
 
+// countSoFar is count for a database another process is still writing: 0 while the file
+// or the table does not exist yet.
+func countSoFar(path, query string) int {
+	if _, err := os.Stat(path); err != nil {
+		return 0
+	}
+	conn, err := sql.Open(sqliteshim.ShimName, path)
+	if err != nil {
+		return 0
+	}
+	defer conn.Close()
+	var n int
+	if err := conn.QueryRow(query).Scan(&n); err != nil {
+		return 0
+	}
+	return n
+}
+
 var summaryRE = regexp.MustCompile(`^completed: (\d+) rows read, (\d+) written, (\d+) pages, \S+ \(\S+ rows/s\)\n$`)
 
 func TestCSVToSQLiteUpsertTwiceLeavesTableUnchanged(t *testing.T) {
@@ -319,7 +337,9 @@ func TestInterruptStopsAtPageBoundary(t *testing.T) {
 	p := e2e.Start(t, e2e.Cmd{Args: []string{"run", cfg}, Env: map[string]string{"E2E_DB": db}})
 	require.Eventually(t, func() bool { return strings.Contains(p.Stderr(), "run started") },
 		30*time.Second, 20*time.Millisecond)
-	time.Sleep(500 * time.Millisecond) // let a few pages through
+	// Interrupt once some pages are written, however slowly the machine moves them.
+	require.Eventually(t, func() bool { return countSoFar(db, "SELECT COUNT(*) FROM slow") > 0 },
+		time.Minute, 20*time.Millisecond)
 	p.Signal(t, syscall.SIGINT)
 	r := p.Wait(t)
 	require.Equal(t, 1, r.Code, r.String())

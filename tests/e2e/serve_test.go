@@ -261,7 +261,8 @@ func TestServeSecondSignalSkipsGrace(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
-	s := startServe(t, data, nil, "--shutdown-grace-secs", "120")
+	// A grace of an hour: the process ends within the test only if the signal skipped it.
+	s := startServe(t, data, nil, "--shutdown-grace-secs", "3600")
 	db := filepath.Join(dir, "slow.db")
 	id := s.submit(t, map[string]any{"config": generateConfig("slow", db, 1000000, 2000, 100, "")})
 	require.Eventually(t, func() bool { return tableCount(t, db) > 0 }, 30*time.Second, 25*time.Millisecond)
@@ -275,7 +276,7 @@ func TestServeSecondSignalSkipsGrace(t *testing.T) {
 	s.Signal(t, syscall.SIGINT)
 	r := s.Wait(t)
 	require.Equal(t, 0, r.Code, r.String())
-	require.Less(t, time.Since(start), 30*time.Second, "the 120 s grace was skipped")
+	t.Logf("the second signal ended the drain %s after the first", time.Since(start).Round(time.Millisecond))
 	require.Contains(t, r.Stderr, "second signal")
 
 	var status string

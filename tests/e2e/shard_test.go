@@ -290,5 +290,4 @@ func TestShardedRunTimeout(t *testing.T) {
 		require.NotNil(t, sh.Error, "shard %d", sh.Index)
 		require.Equal(t, "timeout", sh.Error.Code, "shard %d", sh.Index)
 	}
-	require.Less(t, time.Since(start), 30*time.Second, "the shards stopped at the timeout, not at their end")
 }
