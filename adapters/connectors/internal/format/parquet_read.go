@@ -45,7 +45,7 @@ type parquetField struct {
 	conv convert
 }
 
-const parquetBatch = 256
+const parquetBatch = 1024
 
 // NewParquetReader opens the Parquet object of size bytes read through ra (closing
 // closer, which may be nil, at Close); name is the object's name in errors.
