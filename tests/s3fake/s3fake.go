@@ -229,3 +229,17 @@ func (s *Server) Config(path string) map[string]any {
 		"access_key_id": KeyID, "secret_access_key": Secret,
 	}
 }
+
+// DeletePrefix deletes every object under prefix.
+func (s *Server) DeletePrefix(ctx context.Context, bucket, prefix string) error {
+	keys, err := s.Keys(ctx, bucket, prefix)
+	if err != nil {
+		return err
+	}
+	for _, k := range keys {
+		if _, err := s.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(bucket), Key: aws.String(k)}); err != nil {
+			return err
+		}
+	}
+	return nil
+}

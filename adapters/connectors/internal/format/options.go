@@ -53,9 +53,9 @@ func Fields(formatDesc string) []pipeline.FieldSpec {
 			Description: "CSV field delimiter, one character."},
 		{Name: "header", Type: pipeline.FieldBool, Default: true,
 			Description: "CSV: the first row holds the column names (source) / write a header row (sink). Without a header, source columns are named col1, col2, …"},
-		{Name: "compression", Type: pipeline.FieldString, Enum: []string{Zstd, Snappy, None}, Default: Zstd,
+		{Name: "compression", Type: pipeline.FieldString, Role: pipeline.RoleSink, Enum: []string{Zstd, Snappy, None}, Default: Zstd,
 			Description: "Parquet sink: the page compression codec."},
-		{Name: "row_group_rows", Type: pipeline.FieldInt, Default: int64(RowGroupRowsDefault),
+		{Name: "row_group_rows", Type: pipeline.FieldInt, Role: pipeline.RoleSink, Default: int64(RowGroupRowsDefault),
 			Description: "Parquet sink: rows per row group. A reader holds one row group in memory, so very wide rows want fewer."},
 	}
 }

@@ -34,6 +34,7 @@ type parquetReader struct {
 	buf     []parquet.Row
 	n, at   int   // rows in buf, next row in buf
 	rowSize int64 // average uncompressed bytes per row of the current group
+	slab    []any // row values are carved from slabs: one allocation per many rows
 }
 
 // parquetField is one top-level column: a plain leaf (leaf ≥ 0, conv) or a nested group
@@ -44,7 +45,7 @@ type parquetField struct {
 	conv convert
 }
 
-const parquetBatch = 256
+const parquetBatch = 1024
 
 // NewParquetReader opens the Parquet object of size bytes read through ra (closing
 // closer, which may be nil, at Close); name is the object's name in errors.
@@ -159,7 +160,12 @@ func (r *parquetReader) prefetch(i int) error {
 
 // decode maps one row onto the top-level columns.
 func (r *parquetReader) decode(row parquet.Row) ([]any, error) {
-	vals := make([]any, len(r.fields))
+	n := len(r.fields)
+	if len(r.slab) < n {
+		r.slab = make([]any, max(n, 4096))
+	}
+	vals := r.slab[:n:n]
+	r.slab = r.slab[n:]
 	var nested map[string]any
 	if r.nested {
 		nested = map[string]any{}

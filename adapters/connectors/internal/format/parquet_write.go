@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"time"
+	"unsafe"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress"
@@ -229,7 +230,7 @@ func (p *parquetWriter) value(k colKind, v any) (parquet.Value, error) {
 		case []byte:
 			return parquet.ByteArrayValue(x), nil
 		case string:
-			return parquet.ByteArrayValue([]byte(x)), nil
+			return parquet.ByteArrayValue(stringBytes(x)), nil
 		}
 	case kindJSON:
 		b, err := jsonenc.AppendValue(nil, v)
@@ -242,10 +243,14 @@ func (p *parquetWriter) value(k colKind, v any) (parquet.Value, error) {
 		if err != nil {
 			return parquet.Value{}, err
 		}
-		return parquet.ByteArrayValue([]byte(s)), nil
+		return parquet.ByteArrayValue(stringBytes(s)), nil
 	}
 	return parquet.Value{}, fmt.Errorf("a %T value does not fit the column's Parquet type, which the first page fixed", v)
 }
+
+// stringBytes views s as bytes without copying: the column buffers copy every value
+// they are given before WriteRows returns, and nothing writes through the view.
+func stringBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
 
 func asInt(v any) (int64, bool) {
 	switch x := v.(type) {
