@@ -100,7 +100,7 @@ func TestARunsSpansJoinTheTraceItWasSubmittedIn(t *testing.T) {
 	tr := &treeTracer{}
 	c := claimed("r1")
 	c.Traceparent, c.Attempt = "submit-span", 1 // the claim makes it attempt 2
-	failing := claimed("r2") // no traceparent: a trace of its own
+	failing := claimed("r2")                    // no traceparent: a trace of its own
 	start(t, newFakeStore(c, failing), &fakeRunner{fn: func(ctx context.Context, job execute.Job) (execute.Stats, error) {
 		if job.Run == "r2" {
 			return paging(&execute.Failure{Code: "pipeline_error", Err: errors.New("sink refused")})(ctx, job)
