@@ -57,7 +57,7 @@ func TestServeJSONLogKeys(t *testing.T) {
 	require.Equal(t, filepath.Join(data, cli.TokenFile), notice["token_file"])
 	require.NotContains(t, s.stderr.String(), strings.TrimSpace(string(token)), "the token itself is never logged")
 
-	for _, msg := range []string{"run submitted", "run started"} {
+	for _, msg := range []string{"run submitted", "run started", "run finished"} {
 		require.Containsf(t, byMsg, msg, "%s is logged", msg)
 		require.Equalf(t, "keyed", byMsg[msg]["pipeline"], "%s names the pipeline", msg)
 		require.Equal(t, id, byMsg[msg]["run_id"])

@@ -28,14 +28,17 @@ func (s *server) trace(c *gin.Context) {
 	ctx := t.WithTraceparent(c.Request.Context(), c.GetHeader(TraceparentHeader))
 	ctx, span := t.Start(ctx, name, append(attrs, execute.A("request_id", RequestIDFrom(ctx)))...)
 	c.Request = c.Request.WithContext(ctx)
+	// Deferred: a handler that aborts with http.ErrAbortHandler unwinds through here.
+	defer func() {
+		status := c.Writer.Status()
+		span.SetAttrs(execute.A("http.response.status_code", status))
+		if p := principal(c).Name; p != "" {
+			span.SetAttrs(execute.A("principal", p))
+		}
+		if status >= http.StatusInternalServerError {
+			span.Fail(http.StatusText(status))
+		}
+		span.End()
+	}()
 	c.Next()
-	status := c.Writer.Status()
-	span.SetAttrs(execute.A("http.response.status_code", status))
-	if p := principal(c).Name; p != "" {
-		span.SetAttrs(execute.A("principal", p))
-	}
-	if status >= http.StatusInternalServerError {
-		span.Fail(http.StatusText(status))
-	}
-	span.End()
 }

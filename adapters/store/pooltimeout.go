@@ -203,6 +203,17 @@ GROUP BY run_id ORDER BY run_id LIMIT ?`, p, now.Add(-wait).UnixMilli(), poolTim
 			out = append(out, cluster.PoolTimedOut{ID: c.RunID, Pool: p})
 		}
 	}
+	ids := make([]string, len(out))
+	for i, r := range out {
+		ids[i] = r.ID
+	}
+	names, err := s.runNames(ctx, ids)
+	if err != nil {
+		return out, translate("read the names of the sharded runs of unserved pool "+p, err)
+	}
+	for i := range out {
+		out[i].Name = names[out[i].ID] // counted under their pipeline
+	}
 	return out, nil
 }
 

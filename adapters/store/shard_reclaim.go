@@ -91,8 +91,8 @@ ORDER BY id LIMIT ?`, reclaimBatch).Scan(ctx, &stale)
 	return out, nil
 }
 
-// endedNames reads the names of the runs a reclaim ended (they are terminal now, so the
-// names can no longer change), for their metrics' pipeline label.
+// endedNames reads the names of the runs a reclaim ended, for their metrics' pipeline
+// label.
 func (s *Store) endedNames(ctx context.Context, out cluster.ShardReclaim) (map[string]string, error) {
 	var ids []string
 	for _, r := range out.Shards {
@@ -103,6 +103,12 @@ func (s *Store) endedNames(ctx context.Context, out cluster.ShardReclaim) (map[s
 	for id := range out.Settled {
 		ids = append(ids, id)
 	}
+	return s.runNames(ctx, ids)
+}
+
+// runNames reads the names of runs that ended (terminal runs' names no longer change);
+// nil when ids is empty.
+func (s *Store) runNames(ctx context.Context, ids []string) (map[string]string, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/codes"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/sluicehq/sluice/adapters/telemetry"
@@ -184,4 +185,33 @@ func TestExportFailuresAreLoggedOnceEach(t *testing.T) {
 	require.Contains(t, logs.String(), "spans_dropped=2")
 	require.NoError(t, tr.Shutdown(context.Background()))
 	require.Len(t, recv.Spans(), 1)
+}
+
+// discard is an exporter that drops every span.
+type discard struct{}
+
+func (discard) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { return nil }
+func (discard) Shutdown(context.Context) error                             { return nil }
+
+// BenchmarkRunSpans is the tracing cost of one run as a member records it: the claim
+// span, the attempt span with ten page events, and the finish span.
+func BenchmarkRunSpans(b *testing.B) {
+	tr, err := telemetry.New(context.Background(), telemetry.Options{Exporter: discard{}})
+	require.NoError(b, err)
+	defer func() { _ = tr.Shutdown(context.Background()) }()
+	base := tr.WithTraceparent(context.Background(), "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+	attrs := []execute.Attr{execute.A("run_id", "01a23d39-c52f-74cb-8f03-cc598562324d"), execute.A("pipeline", "orders"),
+		execute.A("pool", "default"), execute.A("attempt", 1)}
+	b.ReportAllocs()
+	for b.Loop() {
+		_, claim := tr.Start(base, "claim", attrs...)
+		claim.End()
+		ctx, attempt := tr.Start(base, "run.attempt", attrs...)
+		for p := range 10 {
+			attempt.Event("page", execute.A("page", p), execute.A("rows", int64(10000)))
+		}
+		_, finish := tr.Start(ctx, "finish", execute.A("status", "completed"))
+		finish.End()
+		attempt.End()
+	}
 }

@@ -13,7 +13,7 @@ func (m *Member) countFinished(c Claimed, o Outcome) {
 // finishedAttrs are the attributes of the "run finished" line; code only when the run
 // has one, so a completed run does not log code="".
 func finishedAttrs(e *execution, o Outcome) []any {
-	attrs := []any{"run_id", e.claim.ID, "key", e.key(), "status", o.Status}
+	attrs := []any{"run_id", e.claim.ID, "key", e.key(), "pipeline", e.claim.Name, "status", o.Status}
 	if o.ErrorCode != "" {
 		attrs = append(attrs, "code", o.ErrorCode)
 	}

@@ -40,6 +40,19 @@ func leaseCases() map[string]func(*testing.T, *env) {
 			require.Nil(t, a.EndedAt)
 			require.Empty(t, a.Outcome)
 		},
+		"a claim returns the traceparent stored with the run, and so does a shard's claim": func(t *testing.T, e *env) {
+			const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+			traced := e.claimOne(t, "traced", longTTL, func(r *runs.Record) { r.Traceparent = tp })
+			require.Equal(t, tp, traced.Traceparent, "the run's spans join the submitter's trace on any member")
+			require.Empty(t, e.claimOne(t, "untraced", longTTL).Traceparent)
+			split := e.sharded(t, "split", hashPlan(2), func(r *runs.Record) { r.Traceparent = tp })
+			require.Equal(t, tp, split.Traceparent)
+			shards := e.claimShards(t, 2, longTTL)
+			require.Len(t, shards, 2)
+			for _, sh := range shards {
+				require.Equal(t, tp, sh.Run.Traceparent)
+			}
+		},
 		"claims are oldest first, bounded, and honour pools": func(t *testing.T, e *env) {
 			var defaults []string
 			for range 5 {

@@ -134,8 +134,8 @@ func poolCases() map[string]func(*testing.T, *env) {
 			e.planned(t, old.ID, 10*time.Second)
 
 			failed := e.failUnserved(t, 5*time.Second, b.build)
-			require.Equal(t, []cluster.PoolTimedOut{{ID: old.ID, Pool: "gpu"}}, failed,
-				"only the run whose shards waited 5 s since it was planned")
+			require.Equal(t, []cluster.PoolTimedOut{{ID: old.ID, Name: "s", Pool: "gpu"}}, failed,
+				"only the run whose shards waited 5 s since it was planned, named for its metrics")
 			r := e.get(t, old.ID)
 			require.Equal(t, "failed", r.Status)
 			require.Equal(t, string(run.CodePoolUnavailable), r.ErrorCode)
