@@ -30,6 +30,9 @@ func (r *Run) Claim(owner string, at time.Time) error {
 		return err
 	}
 	r.notBefore = time.Time{}
+	// A cancel request is addressed to the owner of an attempt; a new attempt starts
+	// without one (a run that is cancelled while pending ends at once instead).
+	r.cancelRequested = false
 	r.attempt++
 	r.owner = owner
 	r.claimedAt = at
