@@ -268,6 +268,7 @@ func oracleCases() map[string]func(*testing.T, *env) {
 			require.Empty(t, diffs, "the store and the domain disagree on %q:\n%s", ev.name, strings.Join(diffs, "\n"))
 		}
 	}
+	addShardOracleCases(out)
 	return out
 }
 
