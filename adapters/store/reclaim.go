@@ -154,6 +154,7 @@ func (r *runRow) snapshot() (run.Snapshot, error) {
 		Status: run.Status(rec.Status), Attempt: rec.Attempt, MaxAttempts: rec.MaxAttempts,
 		Owner: rec.Owner, CancelRequested: rec.CancelRequested, CreatedAt: rec.CreatedAt,
 		ClaimedAt: rec.ClaimedAt, StartedAt: rec.StartedAt, FinishedAt: rec.FinishedAt,
+		Retry: rec.Retry, NotBefore: rec.NotBefore,
 	}
 	if rec.ErrorCode != "" {
 		snap.Error = &run.Error{Code: run.ErrorCode(rec.ErrorCode), Message: rec.ErrorMessage}
@@ -162,6 +163,9 @@ func (r *runRow) snapshot() (run.Snapshot, error) {
 		da := run.Attempt{N: a.N, InstanceID: a.InstanceID, ClaimedAt: a.ClaimedAt, Outcome: run.Outcome(a.Outcome)}
 		if a.EndedAt != nil {
 			da.EndedAt = *a.EndedAt
+		}
+		if a.ErrorCode != "" {
+			da.Error = &run.Error{Code: run.ErrorCode(a.ErrorCode), Message: a.ErrorMessage}
 		}
 		snap.Attempts = append(snap.Attempts, da)
 	}
@@ -175,6 +179,10 @@ func encodeAttempts(atts []run.Attempt) (string, error) {
 		if !a.EndedAt.IsZero() {
 			ms := a.EndedAt.UnixMilli()
 			out[i].EndedAt = &ms
+		}
+		if a.Error != nil {
+			code, msg := string(a.Error.Code), a.Error.Message
+			out[i].ErrorCode, out[i].ErrorMessage = &code, &msg
 		}
 	}
 	b, err := json.Marshal(out)
