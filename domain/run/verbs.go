@@ -145,8 +145,13 @@ func (r *Run) MarkSharded() error {
 	return nil
 }
 
-// Promote admits a queued run once its active sibling ended: queued → pending.
+// Promote admits a queued run once its active sibling ended: queued → pending. Only a
+// queued run is promoted; the table's other ways into pending (a requeue, a hand-back, a
+// retry) have verbs of their own.
 func (r *Run) Promote() error {
+	if r.status != Queued {
+		return &TransitionError{From: r.status, To: Pending}
+	}
 	return r.transition(Pending)
 }
 

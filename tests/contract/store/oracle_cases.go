@@ -53,10 +53,11 @@ var oraclePolicy = run.Retry{MaxAttempts: oracleMaxAttempts, On: run.RetryAny, B
 
 // oracleRun is one run of the case: the domain's copy and the stored one.
 type oracleRun struct {
-	state  oracleState
-	id     string
-	pool   string
-	domain *run.Run
+	state   oracleState
+	id      string
+	pool    string
+	domain  *run.Run
+	sibling cluster.Claimed
 }
 
 // place stores a run in state s (in a pool of its own, so claims reach it alone) and
@@ -65,7 +66,9 @@ type oracleRun struct {
 func (e *env) place(t *testing.T, i int, s oracleState, expired bool) *oracleRun {
 	t.Helper()
 	pool := fmt.Sprintf("p%d", i)
-	r := e.create(t, rec("oracle", inPool(pool), withRetry, func(r *runs.Record) { r.MaxAttempts = oracleMaxAttempts }))
+	// A name of its own: the run is alone in its pipeline key, so a promotion reaches it.
+	r := e.create(t, rec(fmt.Sprintf("oracle-%d", i), inPool(pool), withRetry,
+		func(r *runs.Record) { r.MaxAttempts = oracleMaxAttempts }))
 	owned := s.status == run.Running
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	attempts := make([]run.Attempt, s.attempt)
@@ -120,6 +123,9 @@ type oracleEvent struct {
 	expired bool // the running runs' leases expired before the event
 	store   func(t *testing.T, e *env, o *oracleRun) error
 	domain  func(o *oracleRun, at time.Time) error
+	// sibling: the store event is the end of another run of the same pipeline key,
+	// claimed for it (sibling holds its claim), which promotes the key's queued run.
+	sibling bool
 }
 
 // fenced is the domain side of an event the store fences on (owner, epoch, live lease):
@@ -208,7 +214,24 @@ func runOracleEvents() []oracleEvent {
 				}
 				return err
 			},
-			domain: func(o *oracleRun, at time.Time) error { return o.domain.Requeue(at) },
+			// A reclaim pass also promotes a queued run that no active run of its key
+			// holds back (the backstop of the promotion a terminal transition makes):
+			// each run here is alone in its key.
+			domain: func(o *oracleRun, at time.Time) error {
+				if o.domain.Status() == run.Queued {
+					return o.domain.Promote()
+				}
+				return o.domain.Requeue(at)
+			},
+		},
+		{
+			name:    "promote",
+			sibling: true,
+			store: func(t *testing.T, e *env, r *oracleRun) error {
+				return e.s.Finish(e.ctx, e.owner.InstanceID, cluster.Ref{ID: r.sibling.ID, Epoch: r.sibling.Epoch},
+					cluster.Outcome{Status: string(run.Completed)}, (&builder{ok: true}).build)
+			},
+			domain: func(o *oracleRun, _ time.Time) error { return o.domain.Promote() },
 		},
 		{
 			// The cancel of the runs service: a queued or pending run is cancelled at
@@ -240,6 +263,9 @@ func oracleCases() map[string]func(*testing.T, *env) {
 			placed := make([]*oracleRun, len(states))
 			for i, s := range states {
 				placed[i] = e.place(t, i, s, ev.expired)
+				if ev.sibling {
+					placed[i].sibling = e.claimOne(t, fmt.Sprintf("oracle-%d", i), longTTL, inPool(fmt.Sprintf("y%d", i)))
+				}
 			}
 			// Requeue reclaims every expired lease in one call: run it once, then judge each.
 			var reclaimErr error
