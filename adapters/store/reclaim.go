@@ -148,24 +148,7 @@ func (r *runRow) snapshot() (run.Snapshot, error) {
 	if err != nil {
 		return run.Snapshot{}, err
 	}
-	snap := run.Snapshot{
-		ID: rec.ID, Name: rec.Name, Pool: rec.Pool, Tenant: rec.Tenant, Labels: rec.Labels,
-		TriggerKind: run.TriggerKind(rec.TriggerKind), RunKey: rec.RunKey,
-		Status: run.Status(rec.Status), Attempt: rec.Attempt, MaxAttempts: rec.MaxAttempts,
-		Owner: rec.Owner, CancelRequested: rec.CancelRequested, CreatedAt: rec.CreatedAt,
-		ClaimedAt: rec.ClaimedAt, StartedAt: rec.StartedAt, FinishedAt: rec.FinishedAt,
-	}
-	if rec.ErrorCode != "" {
-		snap.Error = &run.Error{Code: run.ErrorCode(rec.ErrorCode), Message: rec.ErrorMessage}
-	}
-	for _, a := range rec.Attempts {
-		da := run.Attempt{N: a.N, InstanceID: a.InstanceID, ClaimedAt: a.ClaimedAt, Outcome: run.Outcome(a.Outcome)}
-		if a.EndedAt != nil {
-			da.EndedAt = *a.EndedAt
-		}
-		snap.Attempts = append(snap.Attempts, da)
-	}
-	return snap, nil
+	return rec.Snapshot(), nil
 }
 
 func encodeAttempts(atts []run.Attempt) (string, error) {
@@ -175,6 +158,10 @@ func encodeAttempts(atts []run.Attempt) (string, error) {
 		if !a.EndedAt.IsZero() {
 			ms := a.EndedAt.UnixMilli()
 			out[i].EndedAt = &ms
+		}
+		if a.Error != nil {
+			code, msg := string(a.Error.Code), a.Error.Message
+			out[i].ErrorCode, out[i].ErrorMessage = &code, &msg
 		}
 	}
 	b, err := json.Marshal(out)

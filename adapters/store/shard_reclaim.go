@@ -181,12 +181,7 @@ WHERE run_id = ? AND shard_index = ? AND status = 'running' AND `+cond+s.d.forUp
 			return err
 		}
 		sh := shard.Rehydrate(row.snapshot())
-		if cancelled {
-			err = sh.Cancel(fromMS(now))
-		} else {
-			err = sh.Requeue(fromMS(now))
-		}
-		if err != nil {
+		if err := sh.Requeue(cancelled, fromMS(now)); err != nil {
 			return err
 		}
 		after := sh.Snapshot()

@@ -13,23 +13,30 @@ import (
 // clock (which judges not_before) tick apart, and a claim a moment early finds nothing.
 const dueSlack = 10 * time.Millisecond
 
-// decide asks the domain whether a failed attempt is retried (SPEC §14.5): run.Run.Fail
-// for a run, shard.Shard.Fail under the run's policy for a shard, each rebuilt from the
-// claim. The store applies the decision fenced by (owner, epoch). The member cannot know
-// whether the run's cancel was requested since its last look; the store does, and ends
-// such a run failed as the same verbs rule (the oracle contract case holds both to it).
+// decide puts how an attempt ended through the domain verb, rebuilt from the claim:
+// run.Run.Finish / shard.Shard.Finish for a completed or cancelled one, and for a failed
+// one run.Run.Fail / shard.Shard.Fail (under the run's policy), which decide whether it is
+// retried (SPEC §14.5). The store applies the decision fenced by (owner, epoch). The
+// member cannot know whether the run's cancel was requested since its claim; the store
+// does, and ends such a run failed as the same verbs rule (the contract suite's oracle
+// holds both to it).
 func (m *Member) decide(e *execution, res result) Outcome {
 	o := res.outcome
 	c := e.claim
-	if o.Status != string(run.Failed) || c.Retry == nil {
-		return o
-	}
-	f := run.Failure{Error: &run.Error{Code: run.ErrorCode(o.ErrorCode), Message: o.ErrorMessage},
-		Transient: execute.IsTransient(res.cause)}
-	if hint, ok := execute.RetryAfter(res.cause); ok {
-		f.Hint = hint
-	}
 	now := m.clock.Now()
+	var f *run.Failure
+	st := run.Status(o.Status)
+	if st == run.Failed {
+		f = &run.Failure{Error: &run.Error{Code: run.ErrorCode(o.ErrorCode), Message: o.ErrorMessage},
+			Transient: execute.IsTransient(res.cause)}
+		if hint, ok := execute.RetryAfter(res.cause); ok {
+			f.Hint = hint
+		}
+	}
+	var errOf *run.Error
+	if o.ErrorCode != "" {
+		errOf = &run.Error{Code: run.ErrorCode(o.ErrorCode), Message: o.ErrorMessage}
+	}
 	var (
 		d   run.Decision
 		err error
@@ -37,16 +44,26 @@ func (m *Member) decide(e *execution, res result) Outcome {
 	if e.shard != nil {
 		s := shard.Rehydrate(shard.Snapshot{RunID: c.ID, Index: e.shard.Ref.Index, Pool: c.Pool,
 			Status: shard.Running, Attempt: e.shard.Attempt, MaxAttempts: e.shard.MaxAttempts, Owner: m.cfg.InstanceID})
-		d, err = s.Fail(f, c.Retry, false, now, m.draw())
+		if f != nil {
+			d, err = s.Fail(*f, c.Retry, false, now, m.draw())
+		} else {
+			err = s.Finish(shard.Status(st), errOf, now)
+		}
 	} else {
 		r := run.Rehydrate(run.Snapshot{ID: c.ID, Name: c.Name, Pool: c.Pool, Tenant: c.Tenant,
 			Status: run.Running, Attempt: c.Attempt, MaxAttempts: c.MaxAttempts, Owner: m.cfg.InstanceID,
 			Retry: c.Retry, Attempts: []run.Attempt{{N: c.Attempt, InstanceID: m.cfg.InstanceID}}})
-		d, err = r.Fail(f, now, m.draw())
+		if f != nil {
+			d, err = r.Fail(*f, now, m.draw())
+		} else {
+			err = r.Finish(st, errOf, now)
+		}
 	}
 	if err != nil {
-		// The outcome itself is malformed (an unknown code): it ends the run as it is.
-		m.log.Warn("no retry decision for a failed attempt", "run_id", c.ID, "key", e.key(), "error", err.Error())
+		// The outcome breaks a rule of the lifecycle (an unknown code, say): it is written
+		// as it is, and the store's own checks have the last word.
+		m.log.Warn("the domain refused how the attempt ended", "run_id", c.ID, "key", e.key(),
+			"status", o.Status, "error", err.Error())
 		return o
 	}
 	o.Retry, o.RetryDelay = d.Retry, d.Delay

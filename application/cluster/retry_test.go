@@ -3,6 +3,8 @@ package cluster_test
 import (
 	"context"
 	"errors"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -90,4 +92,62 @@ func TestMemberDecidesRetriesThroughTheDomain(t *testing.T) {
 			}
 		})
 	}
+}
+
+// dueStore is the fake history with not_before: a retried run comes back pending, but no
+// claim returns it before its delay has passed (by the real clock, as the claim loop's
+// timers run on it).
+type dueStore struct {
+	*fakeStore
+	mu    sync.Mutex
+	due   time.Time
+	retry *cluster.Claimed
+}
+
+func (s *dueStore) Finish(ctx context.Context, owner string, ref cluster.Ref, o cluster.Outcome, b runs.CallbackBuilder) error {
+	if err := s.fakeStore.Finish(ctx, owner, ref, o, b); err != nil || !o.Retry {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := retrying(ref.ID, 1, run.RetryAny)
+	s.retry, s.due = &c, time.Now().Add(o.RetryDelay)
+	return nil
+}
+
+func (s *dueStore) Claim(ctx context.Context, owner cluster.Owner, pools []string, n int, ttl time.Duration) ([]cluster.Claimed, error) {
+	s.mu.Lock()
+	if s.retry != nil && !time.Now().Before(s.due) {
+		s.fakeStore.add(*s.retry)
+		s.retry = nil
+	}
+	s.mu.Unlock()
+	return s.fakeStore.Claim(ctx, owner, pools, n, ttl)
+}
+
+// The claim loop wakes when the retry it scheduled comes due: with a poll interval of an
+// hour, the second attempt still starts once the backoff delay has passed.
+func TestClaimLoopWakesWhenARetryComesDue(t *testing.T) {
+	t.Parallel()
+	c := retrying("r1", 1, run.RetryAny)
+	c.Retry.Backoff = backoff.Policy{Initial: 40 * time.Millisecond, Max: time.Second, Multiplier: 2}
+	store := &dueStore{fakeStore: newFakeStore(c)}
+	attempts := make(chan int, 2)
+	var n atomic.Int32
+	runner := &fakeRunner{fn: func(context.Context, execute.Job) (execute.Stats, error) {
+		k := n.Add(1)
+		attempts <- int(k)
+		if k == 1 {
+			return execute.Stats{}, &execute.Failure{Code: run.CodePipelineError, Err: errors.New("glitch")}
+		}
+		return execute.Stats{}, nil
+	}}
+	start(t, store.fakeStore, runner, func(cfg *cluster.Config, d *cluster.Deps) {
+		cfg.PollInterval = time.Hour
+		d.Store = store
+		d.Clock = nil // the system clock: the due instant is measured on it
+		d.Draw = func() float64 { return 0 }
+	})
+	require.Equal(t, 1, <-attempts)
+	require.Equal(t, 2, <-attempts, "the retry was claimed when due, not at the next poll")
 }

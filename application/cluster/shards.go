@@ -2,12 +2,14 @@ package cluster
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/sluicehq/sluice/application/execute"
 	"github.com/sluicehq/sluice/domain/pipeline"
 	"github.com/sluicehq/sluice/domain/run"
+	"github.com/sluicehq/sluice/domain/shard"
 )
 
 // Cluster Mode B (SPEC §6): the member that claims a run whose config asks for shards
@@ -57,12 +59,16 @@ func (m *Member) coordinate(e *execution, log *slog.Logger, cfg *pipeline.Config
 		}
 		code, msg := m.codeOf(err, run.CodeConfigError)
 		log.Error("run failed: planning its shards", "code", code, "error", msg)
-		return m.failed(code, msg, p), true
+		return m.failedBy(err, code, msg, p), true
 	}
 	if len(plan) == 0 {
 		log.Warn("shard: ignored because this source cannot be split; the run executes whole",
 			"source", cfg.Source.Type, "shard_count", c.ShardCount)
 		return result{}, false
+	}
+	if err := planAllowed(c, m.cfg.InstanceID, plan); err != nil {
+		log.Error("run failed: its shard plan breaks the lifecycle", "error", err.Error())
+		return m.failed(run.CodePipelineError, "internal error: "+err.Error(), Progress{ElapsedMS: m.since(start)}), true
 	}
 	ctx, cancel := m.stmt(m.root)
 	err = m.deps.Shards.PlanShards(ctx, m.cfg.InstanceID, e.ref, plan)
@@ -80,6 +86,28 @@ func (m *Member) coordinate(e *execution, log *slog.Logger, cfg *pipeline.Config
 	// that became sharded is no longer ours to hand back, which ends the attempt here).
 	log.Warn("storing the shard plan failed; handing the run back", "error", m.redact(err.Error()))
 	return result{act: actHandBack}, true
+}
+
+// planAllowed asks the domain whether the plan may be stored: the owner's running run
+// becomes sharded (run.Run.MarkSharded) and every slice is a valid shard (shard.New). The
+// store then writes both in one transaction.
+func planAllowed(c Claimed, owner string, plan []execute.ShardSlice) error {
+	r := run.Rehydrate(run.Snapshot{ID: c.ID, Name: c.Name, Pool: c.Pool, Tenant: c.Tenant, Status: run.Running,
+		Attempt: c.Attempt, MaxAttempts: c.MaxAttempts, Owner: owner})
+	if err := r.MarkSharded(); err != nil {
+		return err
+	}
+	maxAttempts := max(c.MaxAttempts, 1)
+	for _, sl := range plan {
+		p := shard.NewParams{RunID: c.ID, Index: sl.Index, Pool: c.Pool, MaxAttempts: maxAttempts}
+		if sl.Range != nil {
+			p.Range = *sl.Range
+		}
+		if _, err := shard.New(p); err != nil {
+			return fmt.Errorf("shard %d: %w", sl.Index, err)
+		}
+	}
+	return nil
 }
 
 // runEnded counts a run that a shard's end (or a reclaim) ended; name is "" when the

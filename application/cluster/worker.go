@@ -180,7 +180,7 @@ func (m *Member) execute(e *execution, log *slog.Logger) (res result) {
 		}
 		code, msg := m.codeOf(err, run.CodeConfigError)
 		log.Error("run failed: config", "code", code, "error", msg)
-		return m.failed(code, msg, Progress{ElapsedMS: m.since(start)})
+		return m.failedBy(err, code, msg, Progress{ElapsedMS: m.since(start)})
 	}
 	if e.shard == nil && c.ShardCount > 1 {
 		if res, done := m.coordinate(e, log, cfg, start); done {
@@ -194,7 +194,7 @@ func (m *Member) execute(e *execution, log *slog.Logger) (res result) {
 	if err != nil {
 		code, msg := m.codeOf(err, run.CodeConfigError)
 		log.Error("run failed: state", "code", code, "error", msg)
-		return m.failed(code, msg, Progress{ElapsedMS: m.since(start)})
+		return m.failedBy(err, code, msg, Progress{ElapsedMS: m.since(start)})
 	}
 
 	stats, err := m.deps.Runner.Run(e.ctx, execute.Job{
@@ -233,9 +233,7 @@ func (m *Member) classify(e *execution, log *slog.Logger, p Progress, err error)
 	}
 	code, msg := m.codeOf(err, run.CodePipelineError)
 	log.Error("run failed", "code", code, "error", msg)
-	res := m.failed(code, msg, p)
-	res.cause = err
-	return res
+	return m.failedBy(err, code, msg, p)
 }
 
 // stopped is the result of a run whose token fired, by cause; ok=false when it did not.
@@ -253,6 +251,14 @@ func (m *Member) stopped(e *execution, p Progress) (res result, ok bool) {
 	default: // drain or stop
 		return result{act: actHandBack, stats: p}, true
 	}
+}
+
+// failedBy is failed with the error the run failed with, whose transient mark decides an
+// `on: transient` retry (a directive or a state store that could not be reached, say).
+func (m *Member) failedBy(cause error, code run.ErrorCode, msg string, p Progress) result {
+	res := m.failed(code, msg, p)
+	res.cause = cause
+	return res
 }
 
 func (m *Member) failed(code run.ErrorCode, msg string, p Progress) result {

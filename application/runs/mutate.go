@@ -31,12 +31,17 @@ func (s *Service) Cancel(ctx context.Context, p Principal, id string) (rec *Reco
 	// branch re-reads what it raced with, and the loop ends within two rounds because a
 	// run only moves forward.
 	for range 3 {
+		// The domain decides: a run someone executes gets its cancel requested, one that
+		// waits (queued, pending, waiting for a retry) is cancelled at once, an ended one
+		// has nothing to cancel.
 		st := run.Status(rec.Status)
+		r := run.Rehydrate(rec.Snapshot())
+		flag := r.RequestCancel()
 		switch {
-		case st.Terminal():
+		case flag != nil && r.Cancel(s.now()) != nil:
 			s.auditCancel(ctx, p, rec, from, "already_terminal")
 			return strip(rec), true, nil
-		case st == run.Queued || st == run.Pending:
+		case flag != nil:
 			got, ok, err := s.deps.Store.CancelQueued(ctx, id, CallbackBuilderFor(s.deps.Sealer))
 			if err != nil {
 				return nil, false, err

@@ -30,6 +30,9 @@ func (r *Run) Claim(owner string, at time.Time) error {
 		return err
 	}
 	r.notBefore = time.Time{}
+	// A cancel request is addressed to the owner of an attempt; a new attempt starts
+	// without one (a run that is cancelled while pending ends at once instead).
+	r.cancelRequested = false
 	r.attempt++
 	r.owner = owner
 	r.claimedAt = at
@@ -142,8 +145,13 @@ func (r *Run) MarkSharded() error {
 	return nil
 }
 
-// Promote admits a queued run once its active sibling ended: queued → pending.
+// Promote admits a queued run once its active sibling ended: queued → pending. Only a
+// queued run is promoted; the table's other ways into pending (a requeue, a hand-back, a
+// retry) have verbs of their own.
 func (r *Run) Promote() error {
+	if r.status != Queued {
+		return &TransitionError{From: r.status, To: Pending}
+	}
 	return r.transition(Pending)
 }
 

@@ -313,3 +313,19 @@ func TestPromote(t *testing.T) {
 	require.Equal(t, run.Pending, r.Status())
 	require.ErrorIs(t, r.Promote(), run.ErrInvalidTransition)
 }
+
+func TestPromoteOnlyAQueuedRun(t *testing.T) {
+	t.Parallel()
+	p := params()
+	p.Queued = true
+	q, err := run.New(p)
+	require.NoError(t, err)
+	require.NoError(t, q.Promote())
+	require.Equal(t, run.Pending, q.Status())
+
+	r := pending(t, 3)
+	require.NoError(t, r.Claim("m1", at(1)))
+	require.ErrorIs(t, r.Promote(), run.ErrInvalidTransition, "a running run is not promoted to pending")
+	require.Equal(t, run.Running, r.Status())
+	require.ErrorIs(t, pending(t, 3).Promote(), run.ErrInvalidTransition)
+}

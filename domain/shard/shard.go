@@ -154,11 +154,15 @@ func (s *Shard) Finish(status Status, e *run.Error, at time.Time) error {
 // Cancel ends a pending shard at once, or a running one after it flushed.
 func (s *Shard) Cancel(at time.Time) error { return s.end(Cancelled, nil, at) }
 
-// Requeue handles a running shard whose lease expired: below the attempt cap it returns
-// to pending; at the cap it fails (poisoned), which fails the parent once its siblings end.
-func (s *Shard) Requeue(at time.Time) error {
+// Requeue handles a running shard whose lease expired: its run's requested cancel ends it
+// cancelled; below the attempt cap it returns to pending; at the cap it fails (poisoned),
+// which fails the parent once its siblings end.
+func (s *Shard) Requeue(cancelRequested bool, at time.Time) error {
 	if s.status != Running {
 		return &TransitionError{From: s.status, To: Pending}
+	}
+	if cancelRequested {
+		return s.Cancel(at)
 	}
 	if s.attempt < s.maxAttempts {
 		s.owner = ""
@@ -169,8 +173,15 @@ func (s *Shard) Requeue(at time.Time) error {
 		s.index, s.attempt, s.maxAttempts)}, at)
 }
 
-// HandBack returns a running shard to pending without spending an attempt.
-func (s *Shard) HandBack() error {
+// HandBack returns a running shard to pending without spending an attempt (drain,
+// outage) — or ends it cancelled when its run's cancel was requested.
+func (s *Shard) HandBack(cancelRequested bool, at time.Time) error {
+	if s.status != Running {
+		return &TransitionError{From: s.status, To: Pending}
+	}
+	if cancelRequested {
+		return s.Cancel(at)
+	}
 	if err := s.transition(Pending); err != nil {
 		return err
 	}

@@ -95,24 +95,39 @@ func TestFinishPendingRefused(t *testing.T) {
 func TestRequeueCapAndHandBack(t *testing.T) {
 	t.Parallel()
 	s := newShard(t, 2)
-	require.ErrorIs(t, s.Requeue(t0), run.ErrInvalidTransition)
-	require.ErrorIs(t, s.HandBack(), run.ErrInvalidTransition)
+	require.ErrorIs(t, s.Requeue(false, t0), run.ErrInvalidTransition)
+	require.ErrorIs(t, s.HandBack(false, t0), run.ErrInvalidTransition)
 
 	require.NoError(t, s.Claim("m1", t0))
-	require.NoError(t, s.HandBack())
+	require.NoError(t, s.HandBack(false, t0))
 	require.Equal(t, shard.Pending, s.Status())
 	require.Equal(t, 0, s.Attempt(), "a hand-back spends no attempt")
 
 	require.NoError(t, s.Claim("m1", t0))
-	require.NoError(t, s.Requeue(t0))
+	require.NoError(t, s.Requeue(false, t0))
 	require.Equal(t, shard.Pending, s.Status())
 	require.Equal(t, 1, s.Attempt())
 	require.Empty(t, s.Owner())
 
 	require.NoError(t, s.Claim("m2", t0))
-	require.NoError(t, s.Requeue(t0.Add(time.Hour)))
+	require.NoError(t, s.Requeue(false, t0.Add(time.Hour)))
 	require.Equal(t, shard.Failed, s.Status())
 	require.Equal(t, run.CodePoisoned, s.Error().Code)
 	require.Equal(t, "shard 2 reclaimed 2 times after its lease expired: the attempt cap of 2 is reached (--cluster-max-attempts)", s.Error().Message)
 	require.Equal(t, t0.Add(time.Hour), s.FinishedAt())
+}
+
+func TestRequeueAndHandBackOfACancelledRun(t *testing.T) {
+	t.Parallel()
+	for name, verb := range map[string]func(*shard.Shard) error{
+		"requeue":   func(s *shard.Shard) error { return s.Requeue(true, t0) },
+		"hand back": func(s *shard.Shard) error { return s.HandBack(true, t0) },
+	} {
+		s := newShard(t, 3)
+		require.NoError(t, s.Claim("m1", t0))
+		require.NoError(t, verb(s), name)
+		require.Equal(t, shard.Cancelled, s.Status(), "%s: its run's cancel ends the shard", name)
+		require.Equal(t, 1, s.Attempt(), name)
+		require.Empty(t, s.Owner(), name)
+	}
 }

@@ -99,6 +99,22 @@ func retryCases() map[string]func(*testing.T, *env) {
 			require.Equal(t, "completed", done.Attempts[1].Outcome)
 			require.Empty(t, done.Attempts[1].ErrorCode)
 		},
+		"a reclaim keeps the errors of earlier failed attempts": func(t *testing.T, e *env) {
+			c := e.claimOne(t, "flaky", longTTL, withRetry)
+			e.finish(t, c, retryIn(0), &builder{})
+			again, err := e.s.Claim(e.ctx, e.owner, []string{"default"}, 1, 50*time.Millisecond)
+			require.NoError(t, err)
+			require.Len(t, again, 1)
+			got := e.reclaimUntil(t, c.ID, (&builder{}).build)
+			require.Equal(t, "requeued", got.Outcome)
+			stored := e.get(t, c.ID)
+			require.Len(t, stored.Attempts, 2)
+			require.Equal(t, "failed", stored.Attempts[0].Outcome)
+			require.Equal(t, string(run.CodePipelineError), stored.Attempts[0].ErrorCode)
+			require.Equal(t, "source http: page 2: 503 Service Unavailable", stored.Attempts[0].ErrorMessage)
+			require.Equal(t, "lost", stored.Attempts[1].Outcome)
+			require.Equal(t, &retryPolicy, stored.Retry)
+		},
 		"cancel of a run waiting for its retry ends it at once": func(t *testing.T, e *env) {
 			c := e.claimOne(t, "flaky", longTTL, withRetry)
 			e.finish(t, c, retryIn(time.Hour), &builder{})

@@ -41,6 +41,7 @@ func Run(t *testing.T, h Harness) {
 		{"admission", admissionCases()},
 		{"lease", leaseCases()},
 		{"retries", retryCases()},
+		{"oracle", oracleCases()},
 		{"reclaim", reclaimCases()},
 		{"shards", shardCases()},
 		{"pools", poolCases()},
