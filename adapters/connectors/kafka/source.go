@@ -158,7 +158,7 @@ func (*Connector) OpenSource(ctx context.Context, req execute.ReadRequest) (exec
 	// control records are kept so the read can step over the markers at a partition's end.
 	b, cl, err := openBounds(ctx, o, req.Reach,
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.KeepControlRecords(),
-		kgo.FetchMaxPartitionBytes(4<<20), kgo.FetchMaxBytes(16<<20))
+		kgo.FetchMaxPartitionBytes(1<<20), kgo.FetchMaxBytes(4<<20))
 	if err != nil {
 		return nil, err
 	}
@@ -283,12 +283,10 @@ func (s *source) take(r *kgo.Record) error {
 		s.raw = append(s.raw, row)
 		return nil
 	}
-	obj, err := records.DecodeObject(r.Value)
-	if err != nil {
+	if err := s.build.AddJSON(r.Value); err != nil {
 		return fmt.Errorf("kafka: topic %q partition %d offset %d: message value %w (use format: raw for values that are not JSON objects)",
 			r.Topic, r.Partition, r.Offset, err)
 	}
-	s.build.Add(obj)
 	return nil
 }
 
