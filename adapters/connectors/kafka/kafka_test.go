@@ -232,3 +232,9 @@ func TestFullReadOrderIsStable(t *testing.T) {
 		require.Equal(t, want, conntest.Ints(t, conntest.Read(t, kafka.New(), req), "id"))
 	}
 }
+
+func TestTargetsListTheBrokers(t *testing.T) {
+	t.Parallel()
+	got := kafka.New().Targets(0, map[string]any{"brokers": []string{"k1.internal:9092", "${env:B}", "10.0.0.2:9093"}})
+	require.Equal(t, []execute.Target{{Key: "brokers", Host: "k1.internal", Port: 9092}, {Key: "brokers", Host: "10.0.0.2", Port: 9093}}, got)
+}
