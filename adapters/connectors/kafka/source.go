@@ -158,7 +158,7 @@ func (*Connector) OpenSource(ctx context.Context, req execute.ReadRequest) (exec
 	// control records are kept so the read can step over the markers at a partition's end.
 	b, cl, err := openBounds(ctx, o, req.Reach,
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.KeepControlRecords(),
-		kgo.FetchMaxPartitionBytes(1<<20), kgo.FetchMaxBytes(4<<20))
+		kgo.FetchMaxPartitionBytes(4<<20), kgo.FetchMaxBytes(4<<20))
 	if err != nil {
 		return nil, err
 	}
