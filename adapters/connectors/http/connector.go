@@ -76,7 +76,7 @@ func (*Connector) Spec() pipeline.Spec {
 			{Name: "url", Type: pipeline.FieldString, Required: true, Description: "The first request's URL (http or https)."},
 			{Name: "method", Type: pipeline.FieldString, Default: "GET", Enum: []string{"GET", "POST"},
 				Description: "The request method."},
-			{Name: "headers", Type: pipeline.FieldObject,
+			{Name: "headers", Type: pipeline.FieldObject, Secret: true,
 				Description: "Request headers, e.g. {Authorization: \"Bearer ${secret:api_token}\"}; values never appear in errors or logs."},
 			{Name: "body", Type: pipeline.FieldString,
 				Description: "Request body sent with every request (POST), e.g. a JSON query."},

@@ -164,3 +164,13 @@ func TestSpecLeavesADeferredURLForTheRun(t *testing.T) {
 	require.Empty(t, spec.Check(0, map[string]any{"records_path": "data"}, "p"))
 	require.Len(t, spec.Check(0, map[string]any{"pagination": map[string]any{"type": "nope"}}, "p"), 1)
 }
+
+func TestTargetsNameTheHost(t *testing.T) {
+	t.Parallel()
+	c := httpconn.New()
+	require.Equal(t, []execute.Target{{Key: "url", Host: "api.example.com", Port: 443}},
+		c.Targets(0, map[string]any{"url": "https://api.example.com/v1/x?k=1"}))
+	require.Equal(t, []execute.Target{{Key: "url", Host: "169.254.169.254", Port: 8080}},
+		c.Targets(0, map[string]any{"url": "http://169.254.169.254:8080/latest"}))
+	require.Empty(t, c.Targets(0, map[string]any{"url": "${env:API}/x"}))
+}

@@ -77,6 +77,9 @@ func (s *sink) connect(ctx context.Context, topic string, extra ...kgo.Opt) (*kg
 		kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.ProducerBatchMaxBytes(1 << 20),
 		kgo.MaxBufferedRecords(50000),
+		// A page is produced whole and then awaited: lingering would only delay the last
+		// batch of every page.
+		kgo.ProducerLinger(0),
 	}, extra...)
 	cl, d, err := newClient(s.o.common, s.reach, cancel, opts...)
 	if err != nil {

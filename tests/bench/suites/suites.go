@@ -13,6 +13,7 @@ func All() []harness.Suite {
 		Shards(),
 		History(),
 		Objects(),
+		Kafka(),
 	}
 }
 
