@@ -111,9 +111,10 @@ func exampleRun() obj {
 		"created_at": "2026-12-01T09:00:00Z", "claimed_at": "2026-12-01T09:00:00.01Z",
 		"started_at": "2026-12-01T09:00:00.02Z", "finished_at": "2026-12-01T09:00:00.4Z",
 		"stats": obj{"rows_read": 25000, "rows_written": 25000, "pages": 3, "bytes": 1835008, "elapsed_ms": 380},
-		"error": nil, "shards": nil, "template": nil,
+		"error": nil, "shards": nil, "template": nil, "retry": nil, "not_before": nil,
 		"attempts": []any{obj{"n": 1, "instance_id": "01938f2e-0000-7000-8000-000000000001",
-			"claimed_at": "2026-12-01T09:00:00.01Z", "ended_at": "2026-12-01T09:00:00.4Z", "outcome": "completed"}}}
+			"claimed_at": "2026-12-01T09:00:00.01Z", "ended_at": "2026-12-01T09:00:00.4Z", "outcome": "completed",
+			"error": nil}}}
 }
 
 // addExamples puts request and answer examples on the operations people start with.
