@@ -77,12 +77,14 @@ func storeOptions(s *serveSettings, log *slog.Logger) store.Options {
 // §4.3, §4.6), or nil when the store sends no notifications (SQLite, --poll-only, no
 // --cluster): the member then polls only. It starts before the member (its hook is
 // registered first) and stops after it.
-func provideListener(lc fx.Lifecycle, s *serveSettings, st *store.Store, log memberLog) (*notify.Listener, error) {
+func provideListener(lc fx.Lifecycle, s *serveSettings, st *store.Store, log memberLog, watch *runs.Watch) (*notify.Listener, error) {
 	if st.WorkChannel() == "" {
 		return nil, nil
 	}
 	l, err := notify.New(notify.Config{URL: s.History, WorkChannel: st.WorkChannel(), CancelChannel: st.CancelChannel(),
-		ScheduleChannel: st.ScheduleChannel(), Log: log.Logger})
+		ScheduleChannel: st.ScheduleChannel(), Log: log.Logger,
+		// A run ended on another member ends the log streams followed here at once.
+		DoneChannel: st.DoneChannel(), Done: watch.Changed})
 	if err != nil {
 		return nil, err
 	}

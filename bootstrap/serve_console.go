@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -60,7 +61,9 @@ func newConsole(s *serveSettings, log *slog.Logger, svc *runs.Service, tpl *temp
 	if err != nil {
 		return nil, err
 	}
-	ui, err := console.New(console.Config{SessionKey: key, PollInterval: s.Poll}, console.Deps{
+	// A log on screen follows at most a second behind, whatever --cluster-poll-secs says.
+	ui, err := console.New(console.Config{SessionKey: key, PollInterval: min(s.Poll, time.Second),
+		NoAuth: s.Auth.Disabled}, console.Deps{
 		Tokens:    apihttp.NewTokenChecker(s.Auth.config()),
 		Runs:      svc,
 		Templates: tpl,
@@ -77,23 +80,35 @@ func newConsole(s *serveSettings, log *slog.Logger, svc *runs.Service, tpl *temp
 	return apihttp.RequestID(ui), nil
 }
 
-// sessionKey signs console sessions. It is derived from every token the server accepts,
-// so members with the same principals accept each other's sessions and changing any
-// token ends every session at the next start; without auth it is random per process.
+// sessionKey signs console sessions. It is derived from every principal the server
+// accepts (name, role, tenant and token), so members with the same principals accept each
+// other's sessions, and changing any of them — a token rotated, a role lowered — ends
+// every session at the next start (a cookie carries its role until it expires). Without
+// auth it is random per process.
 func sessionKey(a authChoice) ([]byte, error) {
-	tokens := slices.DeleteFunc(a.secrets(), func(t string) bool { return t == "" })
-	if a.Disabled || len(tokens) == 0 {
+	var entries []string
+	entry := func(name string, role runs.Role, tenant, token string) {
+		d := sha256.Sum256([]byte(token))
+		entries = append(entries, strings.Join([]string{name, string(role), tenant, string(d[:])}, "\x00"))
+	}
+	if a.Token != "" {
+		entry(apihttp.TokenPrincipalName, runs.Admin, "", a.Token)
+	}
+	for _, p := range a.Principals {
+		entry(p.Name, p.Role, p.Tenant, p.Token)
+	}
+	if a.Disabled || len(entries) == 0 {
 		key := make([]byte, 32)
 		if _, err := rand.Read(key); err != nil {
 			return nil, fmt.Errorf("--ui: session key: %w", err)
 		}
 		return key, nil
 	}
-	slices.Sort(tokens)
+	slices.Sort(entries)
 	m := hmac.New(sha256.New, []byte("sluice console session key v1"))
-	for _, t := range tokens {
-		d := sha256.Sum256([]byte(t))
-		m.Write(d[:])
+	for _, e := range entries {
+		m.Write([]byte(e))
+		m.Write([]byte{0xff})
 	}
 	return m.Sum(nil), nil
 }

@@ -1,8 +1,10 @@
 package bootstrap_test
 
 import (
+	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -80,5 +82,43 @@ func TestConsoleSessionsLastAsLongAsTheTokens(t *testing.T) {
 
 	s = startServer(t, nil, "--history", hist, "--auth-token", "second-token-2")
 	require.Equal(t, http.StatusSeeOther, consolePage(t, s.addr, "/ui/runs", ck), "a new token ends the session")
+	require.Equal(t, 0, s.stop())
+}
+
+// With --no-auth every caller of the API is the anonymous admin; the console says so
+// and lets any token in as that principal.
+func TestConsoleWithoutAuthSignsInAsTheAnonymousAdmin(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, nil, "--history", "memory", "--no-auth")
+	resp, err := http.Get("http://" + s.addr + "/ui/signin")
+	require.NoError(t, err)
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.NoError(t, resp.Body.Close())
+	require.Contains(t, string(body), "--no-auth")
+	ck := consoleSession(t, s.addr, "anything")
+	require.Equal(t, http.StatusOK, consolePage(t, s.addr, "/ui/audit", ck), "the anonymous principal is admin")
+	require.Equal(t, 0, s.stop())
+}
+
+// A lowered role ends the sessions signed in under the old one, token unchanged.
+func TestConsoleSessionsEndWhenARoleChanges(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	hist := "sqlite:" + filepath.Join(dir, "h.db")
+	auth := filepath.Join(dir, "auth.yaml")
+	write := func(role string) {
+		require.NoError(t, os.WriteFile(auth, []byte("- {name: ann, token: ann-token-1, role: "+role+"}\n"), 0o600))
+	}
+	write("admin")
+	s := startServer(t, nil, "--history", hist, "--auth-config", auth)
+	ck := consoleSession(t, s.addr, "ann-token-1")
+	require.Equal(t, http.StatusOK, consolePage(t, s.addr, "/ui/audit", ck))
+	require.Equal(t, 0, s.stop())
+
+	write("viewer")
+	s = startServer(t, nil, "--history", hist, "--auth-config", auth)
+	require.Equal(t, http.StatusSeeOther, consolePage(t, s.addr, "/ui/audit", ck), "the admin session ended with the role")
+	require.Equal(t, http.StatusForbidden, consolePage(t, s.addr, "/ui/audit", consoleSession(t, s.addr, "ann-token-1")))
 	require.Equal(t, 0, s.stop())
 }

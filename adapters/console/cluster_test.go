@@ -47,3 +47,12 @@ func TestTheClusterPageShowsMembersPoolsAndTheLeader(t *testing.T) {
 	require.Equal(t, http.StatusForbidden, acme.do("GET", "/ui/cluster", nil, nil).Code)
 	require.NotContains(t, acme.do("GET", "/ui/runs", nil, nil).Body.String(), "/ui/cluster")
 }
+
+func TestAPageWithoutALivePartAnswersAFragmentRequestWhole(t *testing.T) {
+	t.Parallel()
+	c, _, _ := setup(t)
+	c.signIn("viewer-token")
+	rec := c.do("GET", "/ui/cluster?partial=1", nil, nil)
+	require.Equal(t, http.StatusOK, rec.Code)
+	require.Contains(t, rec.Body.String(), `<table id="members">`)
+}

@@ -32,6 +32,9 @@ type Config struct {
 	PollInterval time.Duration
 	// Now is the clock of session expiry; nil: time.Now.
 	Now func() time.Time
+	// NoAuth says the server runs with --no-auth: the sign-in page says any token signs
+	// in (as the anonymous admin, as the API treats every caller).
+	NoAuth bool
 }
 
 // Deps are the use-cases the pages call. Tokens, Runs and Explain are required; a nil

@@ -108,6 +108,11 @@ func TestEveryAnswerCarriesTheCSP(t *testing.T) {
 		require.Contains(t, rec.Header().Get("Content-Security-Policy"), "default-src 'self'")
 		require.Equal(t, "nosniff", rec.Header().Get("X-Content-Type-Options"))
 	}
+	for path, kind := range map[string]string{"/ui/static/console.js": "javascript", "/ui/static/console.css": "text/css"} {
+		rec := anon.do("GET", path, nil, nil)
+		require.Equal(t, http.StatusOK, rec.Code, path)
+		require.Contains(t, rec.Header().Get("Content-Type"), kind, path)
+	}
 	c.signIn("viewer-token")
 	for _, path := range []string{"/ui/runs", "/ui/runs/" + theRun.ID, "/ui/runs?partial=1"} {
 		rec := c.do("GET", path, nil, nil)
@@ -236,4 +241,15 @@ func regexpFind(t *testing.T, body, marker, pattern string) string {
 	m := regexp.MustCompile(pattern).FindStringSubmatch(body)
 	require.NotNil(t, m, pattern)
 	return m[1]
+}
+
+func TestRunValuesAreEscaped(t *testing.T) {
+	t.Parallel()
+	c, _, _ := setup(t)
+	c.signIn("viewer-token")
+	for _, path := range []string{"/ui/runs", "/ui/runs/" + hostileRun.ID} {
+		body := c.do("GET", path, nil, nil).Body.String()
+		require.NotContains(t, body, "<img", path)
+		require.Contains(t, body, "&lt;img src=x onerror=alert(1)&gt;", path)
+	}
 }

@@ -43,6 +43,10 @@ var theRun = &runs.Record{ID: "01900000-0000-7000-8000-000000000001", Name: "ord
 	Status: string(run.Running), MaxAttempts: 1, CreatedAt: time.Unix(1700000000, 0)}
 
 func (f *fakeRuns) Get(_ context.Context, _ runs.Principal, id string) (*runs.Record, error) {
+	if id == hostileRun.ID {
+		r := *hostileRun
+		return &r, nil
+	}
 	if id == shardedRun.ID {
 		r := *shardedRun
 		return &r, nil
@@ -59,8 +63,8 @@ func (f *fakeRuns) List(_ context.Context, _ runs.Principal, flt runs.Filter) (r
 	f.mu.Lock()
 	f.filters = append(f.filters, flt)
 	f.mu.Unlock()
-	r := *theRun
-	page := runs.Page{Runs: []*runs.Record{&r}}
+	r, h := *theRun, *hostileRun
+	page := runs.Page{Runs: []*runs.Record{&r, &h}}
 	if flt.Cursor == "" {
 		page.NextCursor = "cursor-2"
 	}
@@ -102,6 +106,11 @@ func (f *fakeRuns) Config(context.Context, runs.Principal, string) (string, erro
 func (f *fakeRuns) Logs(context.Context, runs.Principal, string, int64, int) (runs.LogPage, error) {
 	return runs.LogPage{Done: true}, nil
 }
+
+// hostileRun carries markup in every value a submitter chooses.
+var hostileRun = &runs.Record{ID: "01900000-0000-7000-8000-000000000003", Name: "x", Pool: "default",
+	Status: string(run.Failed), MaxAttempts: 1, Labels: map[string]string{"k": "<img src=x onerror=alert(1)>"},
+	ErrorCode: "source_failed", ErrorMessage: "<img src=x onerror=alert(1)>", CreatedAt: time.Unix(1700000000, 0)}
 
 // shardedRun was split in two shards: one done, one failed with a URL password in its
 // error.

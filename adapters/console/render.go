@@ -159,7 +159,8 @@ var notices = map[string]string{
 func (c *console) show(w http.ResponseWriter, r *http.Request, sess session, name, title, nav string, data any) {
 	v := c.viewFor(sess, title, nav, data)
 	v.Notice = notices[r.URL.Query().Get("notice")]
-	if part := r.URL.Query().Get("partial"); part != "" {
+	// Pages without a live part answer a fragment request with the whole page.
+	if r.URL.Query().Get("partial") != "" && c.pages[name] != nil && c.pages[name].Lookup("live") != nil {
 		c.render(w, r, http.StatusOK, name, "live", v)
 		return
 	}

@@ -6,8 +6,9 @@ import (
 )
 
 type signinData struct {
-	Next  string
-	Error string
+	Next   string
+	Error  string
+	NoAuth bool
 }
 
 // safeNext keeps a post-sign-in redirect inside the console, so a crafted link cannot
@@ -26,7 +27,7 @@ func (c *console) signinPage(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, next, http.StatusSeeOther)
 		return
 	}
-	c.render(w, r, http.StatusOK, "signin", "page", view{Title: "Sign in", Data: signinData{Next: next}})
+	c.render(w, r, http.StatusOK, "signin", "page", view{Title: "Sign in", Data: signinData{Next: next, NoAuth: c.cfg.NoAuth}})
 }
 
 // signin checks the token against the API's principals and starts a session. The
@@ -47,7 +48,7 @@ func (c *console) signin(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		c.log.InfoContext(r.Context(), "console sign-in refused", "remote", r.RemoteAddr)
 		c.render(w, r, http.StatusUnauthorized, "signin", "page", view{Title: "Sign in",
-			Data: signinData{Next: next, Error: "That token is not valid."}})
+			Data: signinData{Next: next, Error: "That token is not valid.", NoAuth: c.cfg.NoAuth}})
 		return
 	}
 	ck, _, err := c.sessions.issue(p, r.TLS != nil)

@@ -41,6 +41,13 @@ type Config struct {
 	// ScheduleChannel is store.ScheduleChannel: a new or resumed schedule, heard through
 	// ScheduleWakeups. Optional; it must differ from the other two.
 	ScheduleChannel string
+	// DoneChannel is store.DoneChannel: a run that ended, on any member, handed to Done
+	// (its id, or "" for several). Optional; it must differ from the others, and needs Done.
+	DoneChannel string
+	// Done hears the runs that ended (runs.Watch, so log streams end at once). It must not
+	// block. After every (re)subscription it is called with "", since what was sent while
+	// no connection listened is lost.
+	Done func(runID string)
 	// Log receives connection losses and recoveries; nil discards them.
 	Log *slog.Logger
 	// MinBackoff and MaxBackoff bound the wait between reconnect attempts; the wait
@@ -93,6 +100,14 @@ func New(cfg Config) (*Listener, error) {
 	}
 	if cfg.ScheduleChannel != "" && (cfg.ScheduleChannel == cfg.WorkChannel || cfg.ScheduleChannel == cfg.CancelChannel) {
 		return nil, fmt.Errorf("notify: the schedule channel %q is also the work or cancel channel; they must differ", cfg.ScheduleChannel)
+	}
+	if cfg.DoneChannel != "" {
+		if cfg.Done == nil {
+			return nil, errors.New("notify: DoneChannel needs Done")
+		}
+		if cfg.DoneChannel == cfg.WorkChannel || cfg.DoneChannel == cfg.CancelChannel || cfg.DoneChannel == cfg.ScheduleChannel {
+			return nil, fmt.Errorf("notify: the done channel %q is also another channel; they must differ", cfg.DoneChannel)
+		}
 	}
 	conn, err := pgx.ParseConfig(cfg.URL)
 	if err != nil {
@@ -243,7 +258,7 @@ func (l *Listener) subscribe(ctx context.Context) (*pgx.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, ch := range []string{l.cfg.WorkChannel, l.cfg.CancelChannel, l.cfg.ScheduleChannel} {
+	for _, ch := range []string{l.cfg.WorkChannel, l.cfg.CancelChannel, l.cfg.ScheduleChannel, l.cfg.DoneChannel} {
 		if ch == "" {
 			continue
 		}
@@ -259,6 +274,9 @@ func (l *Listener) subscribe(ctx context.Context) (*pgx.Conn, error) {
 		signal(l.sched)
 	}
 	l.queue.push("")
+	if l.cfg.DoneChannel != "" {
+		l.cfg.Done("")
+	}
 	return conn, nil
 }
 
@@ -297,6 +315,8 @@ func (l *Listener) dispatch(n *pgconn.Notification) {
 		l.queue.push(n.Payload)
 	case l.cfg.ScheduleChannel:
 		signal(l.sched)
+	case l.cfg.DoneChannel:
+		l.cfg.Done(n.Payload)
 	}
 }
 

@@ -73,6 +73,17 @@ func (s *Store) ScheduleChannel() string {
 	return channelName("sched", s.schema)
 }
 
+// DoneChannel is the NOTIFY channel that announces runs that ended, so a member
+// following a run's log for a client ends the stream at once, whichever member ended
+// the run ("" without NOTIFY). The payload is the run id, or empty for a trailing
+// notification that stands for several.
+func (s *Store) DoneChannel() string {
+	if s.notify == nil {
+		return ""
+	}
+	return channelName("done", s.schema)
+}
+
 func newNotifier(s *Store) *notifier {
 	return &notifier{s: s, channels: map[string]*channelState{}}
 }
@@ -89,6 +100,13 @@ func (s *Store) notifySchedules(ctx context.Context, tx bun.Tx) error {
 		return nil
 	}
 	return s.notify.send(ctx, tx, s.ScheduleChannel(), "")
+}
+
+func (s *Store) notifyDone(ctx context.Context, tx bun.Tx, runID string) error {
+	if s.notify == nil {
+		return nil
+	}
+	return s.notify.send(ctx, tx, s.DoneChannel(), runID)
 }
 
 func (s *Store) notifyCancel(ctx context.Context, tx bun.Tx, runID string) error {

@@ -62,7 +62,8 @@ VALUES (?, ?, ?, 0, {now}, {now})`), rec.ID, url, string(payload)).Exec(ctx); er
 			}
 		}
 	}
-	return nil
+	// Followers of the run's log on other members end their streams at once.
+	return s.notifyDone(ctx, tx, rec.ID)
 }
 
 // promote moves the oldest queued run of (tenant, name) to pending once fewer runs of

@@ -70,7 +70,8 @@ func (s *Service) redactTree(n *pipeline.Node, hide bool) {
 	}
 	switch n.Kind {
 	case pipeline.KindScalar:
-		if hide {
+		// A boolean holds no secret: `secret: true` declares a secret param, it is not one.
+		if hide && n.Type != pipeline.TypeBool {
 			n.Value, n.Type = redacted, pipeline.TypeString
 			return
 		}

@@ -221,6 +221,8 @@ func TestConfigIsRedacted(t *testing.T) {
 	ctx := context.Background()
 	text := `version: 1
 name: orders
+params:
+  pw: { type: string, secret: true }
 pipeline:
   source:
     type: gen
@@ -250,6 +252,7 @@ pipeline:
 	require.Contains(t, out, `"count": 10`, "types are kept")
 	require.Contains(t, out, `"ratio": 0.25`)
 	require.Contains(t, out, `"strict": true`)
+	require.Contains(t, out, `"secret": true`, "a param's secret flag is a flag, not a secret")
 	require.Contains(t, out, "\"secret_access_key\": [\n          \"***\"\n        ]", "every leaf under a sensitive key, structure kept")
 	require.Contains(t, out, "\"key\": [\n          \"id\"\n        ]", "a key column list is not a secret (SPEC §14.3)")
 	require.Contains(t, out, `"table_name": "t_[secret]"`)

@@ -9,7 +9,8 @@ import "sync"
 // as the fallback for changes made by other cluster members.
 //
 // Signals are coalesced: a follower's channel holds at most one, which stands for any
-// number of changes since it last read. A follower subscribes BEFORE it reads the
+// number of changes since it last read. In a cluster, the history's notifications of
+// runs ended on other members reach it too (Changed with their id, or "" for several). A follower subscribes BEFORE it reads the
 // history, so a change committed between its read and its wait is never missed.
 type Watch struct {
 	mu   sync.Mutex
@@ -44,14 +45,25 @@ func (w *Watch) Follow(id string) (changed <-chan struct{}, stop func()) {
 	}
 }
 
-// Changed wakes every follower of run id. It never blocks; a nil Watch does nothing.
+// Changed wakes every follower of run id; "" wakes every follower of every run (a
+// notification that stood for several runs). It never blocks; a nil Watch does nothing.
 func (w *Watch) Changed(id string) {
 	if w == nil {
 		return
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for ch := range w.subs[id] {
+	if id == "" {
+		for _, set := range w.subs {
+			wake(set)
+		}
+		return
+	}
+	wake(w.subs[id])
+}
+
+func wake(set map[chan struct{}]struct{}) {
+	for ch := range set {
 		select {
 		case ch <- struct{}{}:
 		default: // one pending signal already stands for this change

@@ -39,6 +39,13 @@ func TestWatchWakesTheFollowersOfOneRun(t *testing.T) {
 	stopA()
 	w.Changed("r-1") // nobody follows: nothing to wake, nothing blocks
 
+	// "" stands for several runs: every follower re-reads.
+	c, stopC := w.Follow("r-3")
+	defer stopC()
+	w.Changed("")
+	<-c
+	<-other
+
 	var none *runs.Watch
 	none.Changed("r-1") // a server without a watch tells nobody
 }

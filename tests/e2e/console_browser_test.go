@@ -135,9 +135,12 @@ func (tb *tab) text() string {
 // path is the page's path and query.
 func (tb *tab) path() string { return eval[string](tb, `location.pathname + location.search`) }
 
+// click clicks the element from the page's own script: one step in the page, so a live
+// refresh that replaces the element cannot fall between finding and clicking it.
 func (tb *tab) click(css string) {
 	tb.t.Helper()
-	tb.do(chromedp.Click(chromedp.CSS(css)))
+	tb.waitJS(fmt.Sprintf(`!!document.querySelector(%q)`, css), "%s", css)
+	require.True(tb.t, eval[bool](tb, fmt.Sprintf(`(() => { const e = document.querySelector(%q); if (!e) return false; e.click(); return true; })()`, css)), css)
 }
 
 // submitAndWait clicks a submit button and waits until the document it leads to loaded.

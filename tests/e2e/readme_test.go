@@ -240,7 +240,14 @@ func runBlock(t *testing.T, dir, bin string, block []readmeCommand) string {
 	defer out.Close()
 	cmd := exec.Command("bash", "-c", script.String())
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
+	// The reader's shell has no SLUICE_* settings; a developer's exported ones never leak in.
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "SLUICE_") {
+			env = append(env, kv)
+		}
+	}
+	cmd.Env = append(env, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
 		"XDG_CONFIG_HOME="+filepath.Join(dir, ".config"))
 	// Output goes to a file, not a pipe: a server left in the background keeps its end
 	// of a pipe open, and the block would never be read to its end.
