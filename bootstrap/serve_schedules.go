@@ -30,7 +30,7 @@ func provideSchedules(s *serveSettings, log *slog.Logger, st *store.Store, tpl *
 		Audit:     st,
 		Proposer:  ap,
 		Checker:   svc,
-	}, scheduling.Config{Zone: s.Zone, RequireApproval: s.RequireApproval})
+	}, scheduling.Config{Zone: s.Zone, RequireApproval: s.RequireApproval, PassWorkers: passWorkers(st)})
 	bf.svc = sch
 	return sch
 }
@@ -53,4 +53,13 @@ func startScheduler(lc fx.Lifecycle, s *serveSettings, id identity, st *store.St
 		OnStart: func(context.Context) error { l.Start(); return nil },
 		OnStop:  func(context.Context) error { l.Stop(); return nil },
 	})
+}
+
+// passWorkers is how many schedules a tick pass handles at once: several on PostgreSQL,
+// where each tick's transaction waits mostly on its commit; one on SQLite's one writer.
+func passWorkers(st *store.Store) int {
+	if st.Dialect() == store.DialectPostgres {
+		return 8
+	}
+	return 1
 }

@@ -59,13 +59,14 @@ func TestPostgresPlansUseTheScaleIndexes(t *testing.T) {
 	t.Cleanup(func() { _ = s.Close() })
 	require.NoError(t, s.Migrate(ctx))
 	db := s.DB()
-	// 50 tenants x 20 pipelines; 1 run in 100 failed, the rest completed; ids sort like
-	// UUIDv7 (by creation).
+	// 50 tenants x 20 pipelines; 1 run in 100 failed, the rest completed; run i is
+	// created at second i and its id is a UUIDv7 of that time, as the run service makes.
 	_, err = db.ExecContext(ctx, `INSERT INTO sluice_runs (id, name, tenant, pool, status, trigger_kind,
   run_date, logical_at, max_attempts, config, created_at, finished_at)
-SELECT lpad(i::text, 12, '0'), 'p' || (i % 20), 't' || (i % 50), 'default',
-  CASE WHEN i % 100 = 7 THEN 'failed' ELSE 'completed' END, 'api', '2026-01-01', i, 3, 'x', i, i
-FROM generate_series(1, ?) AS i`, planRows)
+SELECT substr(h, 1, 8) || '-' || substr(h, 9, 4) || '-7000-8000-' || lpad(to_hex(i), 12, '0'),
+  'p' || (i % 20), 't' || (i % 50), 'default',
+  CASE WHEN i % 100 = 7 THEN 'failed' ELSE 'completed' END, 'api', '2026-01-01', i, 3, 'x', i * 1000, i
+FROM generate_series(1, ?) AS i, lpad(to_hex(i * 1000), 12, '0') AS h`, planRows)
 	require.NoError(t, err)
 	_, err = db.ExecContext(ctx, `INSERT INTO sluice_schedules (id, template_id, cron, timezone, overlap_policy,
   params, labels, created_by, created_at, updated_at)
@@ -99,11 +100,22 @@ SELECT 's' || (i % 100 + 1), i, 'created', 1, i FROM generate_series(1, ?) AS i`
 		require.Contains(t, plan, c.index, "%+v:\n%s", c.filter, plan)
 	}
 
+	// A time window (an hour of a day's runs) is a range of the primary key: the index
+	// condition bounds id, where a walk of every newer run would only filter created_at.
+	window := runs.Filter{Since: time.UnixMilli(50_000_000), Until: time.UnixMilli(53_600_000)}
+	page, err := s.List(ctx, window)
+	require.NoError(t, err)
+	require.Len(t, page, store.DefaultListLimit)
+	require.Equal(t, time.UnixMilli(53_599_000).UTC(), page[0].CreatedAt.UTC(), "newest run of the window first")
+	plan := explain(hook.last(t, "SELECT"))
+	require.Contains(t, plan, "sluice_runs_pkey", plan)
+	require.Regexp(t, `Index Cond: \(\(id >= .*\) AND \(id < `, plan)
+
 	// The first 50 ticks are past the cutoff; only they may be read, not the whole table.
 	res, err := s.Purge(ctx, runs.PurgeRequest{RunsBefore: time.UnixMilli(50), BatchSize: 10})
 	require.NoError(t, err)
 	require.Equal(t, 49, res.Runs, "runs 1 to 49 finished before the cutoff")
-	plan := explain(hook.last(t, "DELETE FROM sluice_schedule_ticks"))
+	plan = explain(hook.last(t, "DELETE FROM sluice_schedule_ticks"))
 	require.Contains(t, plan, "sluice_schedule_ticks_created", plan)
 	require.NotContains(t, plan, "Seq Scan on sluice_schedule_ticks t", plan)
 	plan = explain(hook.last(t, "DELETE FROM sluice_runs "))

@@ -78,11 +78,14 @@ func (s *Store) List(ctx context.Context, f runs.Filter) ([]*runs.Record, error)
 		cond, a := labelFilter(f.Labels)
 		add(cond, a...)
 	}
+	// A time window is also an id range (runs.IDLead: a run's id time is its created_at,
+	// or up to IDLead after it), so the list walks that range of the primary key instead
+	// of filtering every newer run; created_at still decides, so the page is exact.
 	if !f.Since.IsZero() {
-		add("created_at >= ?", f.Since.UnixMilli())
+		add("id >= ? AND created_at >= ?", idFloor(f.Since.UnixMilli()), f.Since.UnixMilli())
 	}
 	if !f.Until.IsZero() {
-		add("created_at < ?", f.Until.UnixMilli())
+		add("id < ? AND created_at < ?", idFloor(f.Until.UnixMilli()+runs.IDLead.Milliseconds()), f.Until.UnixMilli())
 	}
 	if f.After != "" {
 		add("id < ?", f.After)
@@ -156,4 +159,12 @@ func (s *Store) CountByStatus(ctx context.Context) (map[string]int, error) {
 		out[r.Status] = r.N
 	}
 	return out, nil
+}
+
+// idFloor is the smallest UUIDv7 text of millisecond ms: every id made at ms or later
+// sorts at or after it, every id made before it sorts before (ids are lowercase hex).
+func idFloor(ms int64) string {
+	ms = min(max(ms, 0), 1<<48-1)
+	h := fmt.Sprintf("%012x", ms)
+	return h[:8] + "-" + h[8:] + "-0000-0000-000000000000"
 }

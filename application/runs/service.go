@@ -38,7 +38,8 @@ type Deps struct {
 	Capabilities Capabilities
 	Log          *slog.Logger // nil: discard
 	Redactor     Redactor     // nil: nothing is registered as secret
-	// NewID makes run ids; nil: UUIDv7 (time-ordered, so newest-first lists page by id).
+	// NewID makes run ids; nil: UUIDv7 stamped with the run's created_at (time-ordered,
+	// so newest-first lists page by id and time windows are id ranges: IDLead).
 	NewID func() (string, error)
 	// Sealer is the vault (--vault-key); nil: configs are stored as submitted and secret
 	// params are refused with ErrVaultKeyRequired (SPEC §7.3, §7.4).
@@ -96,7 +97,9 @@ type Service struct {
 	policy    callback.Policy
 	policyErr error
 	ids       *v7Source
-	queue     *queueLimit
+	// newID makes the id of a run created at the given time (Deps.NewID, or ids).
+	newID func(time.Time) (string, error)
+	queue *queueLimit
 }
 
 // New returns the run use-cases over deps with cfg's settings.
@@ -135,8 +138,9 @@ func New(deps Deps, cfg Config) *Service {
 	s := &Service{deps: deps, cfg: cfg, ids: &v7Source{}}
 	s.queue = &queueLimit{max: cfg.MaxQueued, count: deps.Store.CountQueued, now: deps.Clock.Now}
 	s.policy, s.policyErr = callback.NewPolicy(cfg.CallbackAllowHosts)
+	s.newID = func(time.Time) (string, error) { return s.deps.NewID() }
 	if s.deps.NewID == nil {
-		s.deps.NewID = s.ids.next
+		s.newID = s.ids.nextAt
 	}
 	return s
 }

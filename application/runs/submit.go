@@ -145,7 +145,7 @@ func (s *Service) submit(ctx context.Context, span execute.Span, req SubmitReque
 		return SubmitResult{}, fmt.Errorf("fingerprint of the request: %w", err)
 	}
 
-	id, err := s.deps.NewID()
+	id, err := s.newID(now)
 	if err != nil {
 		return SubmitResult{}, fmt.Errorf("new run id: %w", err)
 	}

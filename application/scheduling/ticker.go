@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/sluicehq/sluice/application/runs"
@@ -18,29 +19,65 @@ const maxReasonLen = 300
 
 // Pass handles every due tick of every schedule at the clock's now, under the leader
 // term epoch, and returns the earliest instant a schedule fires at next (zero: none).
-// Each tick commits in its own transaction. A lost term (run.ErrLeaseLost) and an
-// unanswered history end the pass with that error; the ticks it left are still due and
-// the next pass handles them. Any other failure of one schedule is logged and the pass
-// goes on with the others.
+// Each tick commits in its own transaction; Config.PassWorkers schedules are handled at
+// once (one schedule's ticks stay in order on one worker), so a burst of due schedules
+// keeps several transactions in flight instead of waiting on each commit in turn. Each
+// tick still takes its own pipeline lock, overlap decision and term fence in the store.
+// A lost term (run.ErrLeaseLost) and an unanswered history end the pass with that error;
+// the ticks it left are still due and the next pass handles them. Any other failure of
+// one schedule is logged and the pass goes on with the others.
 func (s *Service) Pass(ctx context.Context, epoch int64) (time.Time, error) {
 	list, err := s.deps.Store.ListSchedules(ctx)
 	if err != nil {
 		return time.Time{}, err
 	}
 	now := s.deps.Clock()
-	var next time.Time
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var (
+		mu   sync.Mutex
+		next time.Time
+		stop error
+		wg   sync.WaitGroup
+	)
+	jobs := make(chan *Schedule)
+	for range min(max(s.cfg.PassWorkers, 1), max(len(list), 1)) {
+		wg.Go(func() {
+			for sc := range jobs {
+				n, err := s.tickSchedule(ctx, sc, epoch, now)
+				mu.Lock()
+				switch {
+				case retryLater(err):
+					if stop == nil {
+						stop = err
+						cancel(err)
+					}
+				case err != nil:
+					s.deps.Log.ErrorContext(ctx, "schedule tick failed; it is retried on the next pass",
+						"schedule_id", sc.ID, "error", err.Error())
+				}
+				if !n.IsZero() && (next.IsZero() || n.Before(next)) {
+					next = n
+				}
+				mu.Unlock()
+			}
+		})
+	}
+feed:
 	for _, sc := range list {
-		n, err := s.tickSchedule(ctx, sc, epoch, now)
-		switch {
-		case retryLater(err):
-			return time.Time{}, err
-		case err != nil:
-			s.deps.Log.ErrorContext(ctx, "schedule tick failed; it is retried on the next pass",
-				"schedule_id", sc.ID, "error", err.Error())
+		select {
+		case jobs <- sc:
+		case <-ctx.Done():
+			break feed
 		}
-		if !n.IsZero() && (next.IsZero() || n.Before(next)) {
-			next = n
-		}
+	}
+	close(jobs)
+	wg.Wait()
+	if stop == nil {
+		stop = context.Cause(ctx) // the caller's cancel, seen between schedules
+	}
+	if stop != nil {
+		return time.Time{}, stop
 	}
 	return next, nil
 }

@@ -37,6 +37,10 @@ const (
 	OutcomeSkipped Outcome = "skipped"
 )
 
+// Outcomes lists every outcome: the statuses a recorded tick may have (the history's
+// CHECK constraint on them is held equal to this list).
+func Outcomes() []Outcome { return []Outcome{OutcomeCreated, OutcomeQueued, OutcomeSkipped} }
+
 // OverlapPolicy says what a due tick does while its pipeline key has queued or active
 // work.
 type OverlapPolicy string

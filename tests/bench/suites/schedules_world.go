@@ -130,7 +130,13 @@ func newSchedWorld(ctx context.Context, dir, kind, name, pgBase string, ended ch
 	tpl := templates.New(templates.Deps{Store: st, Runs: rs, Loader: loader})
 	timed := &timedTemplates{Service: tpl, ended: ended}
 	clk := &schedClock{}
-	svc := scheduling.New(scheduling.Deps{Store: st, Templates: timed, Runs: rs, Clock: clk.Now}, scheduling.Config{})
+	// As serve wires it: several schedules at once per pass on PostgreSQL, one on SQLite.
+	workers := 1
+	if kind == "postgres" {
+		workers = 8
+	}
+	svc := scheduling.New(scheduling.Deps{Store: st, Templates: timed, Runs: rs, Clock: clk.Now},
+		scheduling.Config{PassWorkers: workers})
 	return &schedWorld{st: st, runs: rs, tpl: tpl, timed: timed, svc: svc, clock: clk, close: closeAll}, nil
 }
 

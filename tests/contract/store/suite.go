@@ -53,6 +53,8 @@ func Run(t *testing.T, h Harness) {
 		{"change requests", changeRequestCases()},
 		{"schedules", scheduleCases()},
 		{"purge", purgeCases()},
+		{"checks", checkCases()},
+		{"windows", windowCases()},
 	}
 	for _, g := range groups {
 		if len(h.Groups) > 0 && !slices.Contains(h.Groups, g.name) {
