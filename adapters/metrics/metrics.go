@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/sluicehq/sluice/application/cluster"
+	"github.com/sluicehq/sluice/domain/schedule"
 )
 
 // The cluster member reports through cluster.Metrics; this keeps the method sets in step.
@@ -171,8 +172,8 @@ func New(opts Options) *Metrics {
 		m.runsReclaimed.WithLabelValues(o)
 		m.shardsReclaimed.WithLabelValues(o)
 	}
-	for _, o := range []string{"created", "skipped", "queued"} {
-		m.scheduleTicks.WithLabelValues(o)
+	for _, o := range schedule.Outcomes() {
+		m.scheduleTicks.WithLabelValues(string(o))
 	}
 	m.clusterInstances.Set(1)
 	m.reg.MustRegister(

@@ -129,6 +129,11 @@ func TestNULMatrix(t *testing.T) {
 					})
 				}
 				for _, p := range op.Parameters {
+					if p.In == "header" {
+						// A header value cannot carry a NUL on the wire (Go's client refuses
+						// to send one); the header's own format check covers it.
+						continue
+					}
 					target := fill(p.Name)
 					if p.In == "query" {
 						target = fill("") + "?" + p.Name + "=a%00b"

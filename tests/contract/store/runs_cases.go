@@ -112,7 +112,11 @@ func runsCases() map[string]func(*testing.T, *env) {
 		"list filters combine": func(t *testing.T, e *env) {
 			base := time.Now().Add(-time.Hour).UTC()
 			at := func(m int) func(*runs.Record) {
-				return func(r *runs.Record) { r.CreatedAt = base.Add(time.Duration(m) * time.Minute) }
+				// A run's id carries its created_at (runs.IDLead), as the run service makes it.
+				return func(r *runs.Record) {
+					r.CreatedAt = base.Add(time.Duration(m) * time.Minute)
+					r.ID = idAt(r.CreatedAt.UnixMilli())
+				}
 			}
 			a := e.create(t, rec("a", at(0), func(r *runs.Record) {
 				r.Labels = map[string]string{"team": "x", "env": "prod"}
