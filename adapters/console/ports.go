@@ -34,6 +34,7 @@ type RunService interface {
 type TemplateService interface {
 	List(ctx context.Context, p runs.Principal) ([]*templates.View, error)
 	Get(ctx context.Context, p runs.Principal, id string) (*templates.View, error)
+	Versions(ctx context.Context, p runs.Principal, id string) ([]templates.Version, error)
 	Run(ctx context.Context, p runs.Principal, id string, req templates.RunRequest) (runs.SubmitResult, error)
 }
 

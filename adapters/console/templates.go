@@ -15,6 +15,7 @@ type templatesData struct {
 
 type templateData struct {
 	Template *templates.View
+	Versions []templates.Version
 	Fields   []field
 }
 
@@ -44,7 +45,7 @@ func (c *console) templatesPage(w http.ResponseWriter, r *http.Request, sess ses
 	c.show(w, r, sess, "templates", "Templates", "templates", templatesData{Templates: list})
 }
 
-// templatePage shows a template's newest version and, for those who may run it, the
+// templatePage shows a template's newest version, its version history and, for those who may run it, the
 // run form.
 func (c *console) templatePage(w http.ResponseWriter, r *http.Request, sess session) {
 	if c.deps.Templates == nil {
@@ -56,7 +57,12 @@ func (c *console) templatePage(w http.ResponseWriter, r *http.Request, sess sess
 		c.failErr(w, r, sess, err)
 		return
 	}
-	d := templateData{Template: t}
+	vs, err := c.deps.Templates.Versions(r.Context(), principal(sess), t.ID)
+	if err != nil {
+		c.failErr(w, r, sess, err)
+		return
+	}
+	d := templateData{Template: t, Versions: vs}
 	for _, p := range t.Params {
 		d.Fields = append(d.Fields, paramField(p))
 	}

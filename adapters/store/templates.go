@@ -163,3 +163,28 @@ func (s *Store) DeleteTemplate(ctx context.Context, id string) error {
 	}
 	return translate("delete template "+id, err)
 }
+
+// TemplateVersions lists every stored version of id, newest first; see templates.Store.
+// It never reads the config column, so no config (sealed or not) leaves the history here.
+func (s *Store) TemplateVersions(ctx context.Context, id string) ([]templates.Version, error) {
+	var rows []templateRow
+	err := s.db.NewRaw(`SELECT id, version, config_sealed, pool, pool_override, tenants, created_by, created_at
+FROM sluice_templates WHERE id = ? ORDER BY version DESC`, id).Scan(ctx, &rows)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, translate("list versions of template "+id, err)
+	}
+	if len(rows) == 0 {
+		return nil, fmt.Errorf("template %s: %w", id, run.ErrNotFound)
+	}
+	out := make([]templates.Version, 0, len(rows))
+	for _, r := range rows {
+		t, err := r.template()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, templates.Version{Version: t.Version, ConfigSealed: t.ConfigSealed, Pool: t.Pool,
+			PoolOverride: t.PoolOverride, Tenants: t.Tenants, AllTenants: t.AllTenants,
+			CreatedBy: t.CreatedBy, CreatedAt: t.CreatedAt})
+	}
+	return out, nil
+}

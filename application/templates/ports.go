@@ -23,6 +23,19 @@ type Template struct {
 	CreatedAt  time.Time
 }
 
+// Version is one stored version of a template as its history lists it: the row's
+// metadata, never its config (which may hold secrets).
+type Version struct {
+	Version      int
+	ConfigSealed bool
+	Pool         string
+	PoolOverride pool.Override
+	Tenants      []string
+	AllTenants   bool
+	CreatedBy    string
+	CreatedAt    time.Time
+}
+
 // Store keeps templates. Errors: run.ErrNotFound for a missing id; ErrInUse from Delete.
 type Store interface {
 	// AddTemplate stores t as the next version of t.ID (1 for a new id) and sets
@@ -32,6 +45,9 @@ type Store interface {
 	LatestTemplate(ctx context.Context, id string) (*Template, error)
 	// ListTemplates returns the newest version of every template, by id.
 	ListTemplates(ctx context.Context) ([]*Template, error)
+	// TemplateVersions lists every version of id, newest first, without its config;
+	// run.ErrNotFound when id has none.
+	TemplateVersions(ctx context.Context, id string) ([]Version, error)
 	// DeleteTemplate deletes every version of id unless a schedule uses it or a queued or
 	// pending run records it (ErrInUse); the checks and the delete are one transaction.
 	DeleteTemplate(ctx context.Context, id string) error

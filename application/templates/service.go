@@ -142,6 +142,16 @@ func (s *Service) Register(ctx context.Context, p runs.Principal, req RegisterRe
 // Get returns the newest version of a template (viewer). A tenant principal sees only the
 // templates that list its tenant; another is not found, so ids cannot be probed.
 func (s *Service) Get(ctx context.Context, p runs.Principal, id string) (*View, error) {
+	t, err := s.visible(ctx, p, id)
+	if err != nil {
+		return nil, err
+	}
+	return s.view(ctx, t)
+}
+
+// visible returns the newest version of id to a viewer allowed to see it; a template a
+// tenant principal may not run is not found, so its existence does not leak.
+func (s *Service) visible(ctx context.Context, p runs.Principal, id string) (*Template, error) {
 	if err := viewer(p); err != nil {
 		return nil, err
 	}
@@ -152,7 +162,17 @@ func (s *Service) Get(ctx context.Context, p runs.Principal, id string) (*View, 
 	if !listed(p, t) {
 		return nil, fmt.Errorf("template %s: %w", id, run.ErrNotFound)
 	}
-	return s.view(ctx, t)
+	return t, nil
+}
+
+// Versions lists every version of a template, newest first, to whoever may Get it: a
+// tenant principal sees them only when the newest version lists its tenant (the rule Get
+// applies), so another tenant's template stays not found.
+func (s *Service) Versions(ctx context.Context, p runs.Principal, id string) ([]Version, error) {
+	if _, err := s.visible(ctx, p, id); err != nil {
+		return nil, err
+	}
+	return s.deps.Store.TemplateVersions(ctx, id)
 }
 
 // List returns the newest version of every template.

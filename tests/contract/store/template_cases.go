@@ -42,6 +42,31 @@ func templateCases() map[string]func(*testing.T, *env) {
 			require.Equal(t, "another", list[0].ID)
 			require.Equal(t, 2, list[1].Version)
 		},
+		"versions are listed newest first without the config": func(t *testing.T, e *env) {
+			a := tpl("orders")
+			a.Tenants = []string{"acme"}
+			require.NoError(t, e.s.AddTemplate(e.ctx, a))
+			b := tpl("orders")
+			b.Pool, b.AllTenants, b.ConfigSealed, b.CreatedBy = "gpu", true, true, "root"
+			require.NoError(t, e.s.AddTemplate(e.ctx, b))
+			require.NoError(t, e.s.AddTemplate(e.ctx, tpl("another")))
+
+			vs, err := e.s.TemplateVersions(e.ctx, "orders")
+			require.NoError(t, err)
+			require.Len(t, vs, 2)
+			require.Equal(t, 2, vs[0].Version)
+			require.Equal(t, "root", vs[0].CreatedBy)
+			require.Equal(t, "gpu", vs[0].Pool)
+			require.True(t, vs[0].AllTenants)
+			require.True(t, vs[0].ConfigSealed)
+			require.Equal(t, 1, vs[1].Version)
+			require.Equal(t, "admin", vs[1].CreatedBy)
+			require.Equal(t, []string{"acme"}, vs[1].Tenants)
+			require.Equal(t, a.CreatedAt.UnixMilli(), vs[1].CreatedAt.UnixMilli())
+
+			_, err = e.s.TemplateVersions(e.ctx, "nope")
+			require.ErrorIs(t, err, run.ErrNotFound)
+		},
 		"settings round trip": func(t *testing.T, e *env) {
 			a := tpl("x")
 			a.Pool, a.PoolOverride, a.Tenants = "gpu", pool.Override{Allowed: []string{"cpu"}}, []string{"acme", "beta"}
