@@ -4,11 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
-	"strings"
-	"syscall"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
@@ -170,31 +167,15 @@ func classify(err error) error {
 	}
 	var re *awshttp.ResponseError
 	if errors.As(err, &re) {
-		if c := re.HTTPStatusCode(); c >= 500 || c == http.StatusTooManyRequests || c == http.StatusRequestTimeout {
+		if retry.TransientStatus(re.HTTPStatusCode()) {
 			return execute.Transient(err)
 		}
 		return err
 	}
-	if transientIO(err) {
+	if retry.NetworkFailure(err) {
 		return execute.Transient(err)
 	}
 	return err
-}
-
-// transientIO reports network failures: a dropped or refused connection, a timeout, a
-// body cut short.
-func transientIO(err error) bool {
-	var ne net.Error
-	if errors.As(err, &ne) {
-		return true
-	}
-	var oe *net.OpError
-	if errors.As(err, &oe) {
-		return true
-	}
-	return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) ||
-		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EPIPE) ||
-		strings.Contains(err.Error(), "connection reset")
 }
 
 // url is how an object appears in messages.

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/sluicehq/sluice/application/execute"
@@ -17,7 +18,7 @@ import (
 // Status marks err, the failure of an HTTP answer with status, as transient when the
 // status says a later attempt may succeed (429, 5xx), carrying the answer's Retry-After.
 func Status(err error, status int, header http.Header) error {
-	if status == http.StatusTooManyRequests || status >= 500 {
+	if TransientStatus(status) {
 		return execute.TransientAfter(err, ParseRetryAfter(header.Get("Retry-After")))
 	}
 	return err
@@ -50,9 +51,26 @@ func Network(ctx context.Context, err error) error {
 	if reach.CodeOf(err) != "" || execute.IsTransient(err) {
 		return err
 	}
-	var ne net.Error
-	if errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+	if NetworkFailure(err) || errors.Is(err, io.EOF) {
 		return execute.Transient(err)
 	}
 	return err
+}
+
+// TransientStatus reports whether an HTTP status says a later attempt may succeed: 408,
+// 429 or 5xx. Every connector speaking HTTP (http, file over http, s3) asks this one rule.
+func TransientStatus(status int) bool {
+	return status == http.StatusRequestTimeout || status == http.StatusTooManyRequests || status >= 500
+}
+
+// NetworkFailure reports a failed network exchange another attempt could get past: a
+// refused, reset or timed-out connection, a broken pipe, a body cut short.
+func NetworkFailure(err error) bool {
+	var ne net.Error
+	if errors.As(err, &ne) {
+		return true
+	}
+	return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EPIPE) ||
+		strings.Contains(err.Error(), "connection reset")
 }
