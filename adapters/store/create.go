@@ -60,11 +60,18 @@ func (s *Store) Create(ctx context.Context, rec *runs.Record, idem *runs.Idempot
 // the caller admitted that may not be stored yet), deciding with the insert: on PostgreSQL an advisory lock makes near-limit submits count one after the
 // other (each sees the runs the previous one inserted); SQLite's immediate transactions
 // already take the writer lock before the count.
-func (s *Store) admitQueued(ctx context.Context, tx bun.Tx, limit, inFlight int) error {
+func (s *Store) admitQueued(ctx context.Context, tx bun.Tx, limit int, inFlightNow func() int) error {
 	if s.d.pipelineLocks {
 		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?)", s.lockKey("queue")); err != nil {
 			return err
 		}
+	}
+	// In flight is read before the count: a run admitted at once that returns between the
+	// two committed before the count began, so it is in the count (on PostgreSQL those
+	// inserts do not take the queue lock, so reading after the count could miss one).
+	inFlight := 0
+	if inFlightNow != nil {
+		inFlight = inFlightNow()
 	}
 	var n int
 	if err := tx.NewRaw("SELECT count(*) FROM sluice_runs WHERE status IN ('pending', 'queued')").Scan(ctx, &n); err != nil {

@@ -22,8 +22,8 @@ const queueRecheck = time.Second
 // sees it, and while it stays within half the limit a run is admitted at once. Near the
 // limit, or when the count is older than queueRecheck, the decision is the store's: it
 // counts again in the transaction of the insert (Record.QueueLimit), one submit at a
-// time, adding the runs admitted at once that may still be on their way to their insert
-// (Record.QueueInFlight) — that is what makes the limit exact.
+// time, adding the runs admitted at once that may still be on their way to their insert,
+// as they are at that count (Record.QueueInFlight) — that is what makes the limit exact.
 type queueLimit struct {
 	max   int
 	count func(ctx context.Context) (int, error)
@@ -40,8 +40,9 @@ type queueLimit struct {
 
 // admission is admit's answer: with limit > 0 the store decides with the insert.
 type admission struct {
-	limit, inFlight int
-	release         func() // call once the submit returned, stored or not
+	limit    int
+	inFlight func() int // the runs admitted at once whose submit has not returned, now
+	release  func()     // call once the submit returned, stored or not
 }
 
 // admit answers whether one more run may be queued: ErrQueueFull when a fresh count is
@@ -71,7 +72,21 @@ func (q *queueLimit) admit(ctx context.Context) (admission, error) {
 		return admission{}, QueueFull(n, 0, q.max)
 	}
 	q.admitted++
-	return admission{limit: q.max, inFlight: q.inFlight, release: func() { q.release(false) }}, nil
+	return admission{limit: q.max, inFlight: q.inFlightNow, release: func() { q.release(false) }}, nil
+}
+
+// inFlightNow is the number of runs admitted at once whose submit has not returned. The
+// store asks it under its queue lock, just before its count: taking the number at
+// admission instead let a submit admitted early and stored late (it waited for the lock)
+// miss the runs admitted at once meanwhile — 101 waiting of a limit of 100. A run
+// admitted at once after the store asked was admitted with the queue at most half full,
+// this submit included, so missing it cannot reach the limit. A run stored but not yet
+// returned is in both the count and this number: near the limit that may refuse a
+// submit a little early, never admit one too many.
+func (q *queueLimit) inFlightNow() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.inFlight
 }
 
 func (q *queueLimit) release(cheap bool) {

@@ -76,8 +76,34 @@ func TestQueueLimitHandsNearLimitDecisionsToTheStore(t *testing.T) {
 	a, err = q.admit(context.Background())
 	require.NoError(t, err)
 	require.Equal(t, 10, a.limit)
-	require.Equal(t, 1, a.inFlight, "the run admitted at once may not be stored yet: the store counts it")
+	require.Equal(t, 1, a.inFlight(), "the run admitted at once may not be stored yet: the store counts it")
 	fast.release()
+	require.Zero(t, a.inFlight(), "returned, so stored: the store's own count has it")
+}
+
+// A submit admitted with a count far from the limit may reach its transaction late;
+// the runs admitted at once meanwhile are the store's to count then. The number used to
+// be taken at admission (0 here), so the store admitted the late submit past the limit.
+func TestQueueLimitLateSubmitSeesRunsAdmittedMeanwhile(t *testing.T) {
+	t.Parallel()
+	now := time.Unix(1_000, 0)
+	q := &queueLimit{max: 10, now: func() time.Time { return now },
+		count: func(context.Context) (int, error) { return 0, nil }}
+	late, err := q.admit(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, 10, late.limit, "the first submit counts: the store decides")
+	var meanwhile []admission
+	for range 4 {
+		a, err := q.admit(context.Background())
+		require.NoError(t, err)
+		require.Zero(t, a.limit, "far from the limit: admitted at once")
+		meanwhile = append(meanwhile, a)
+	}
+	require.Equal(t, 4, late.inFlight(), "the store, counting now, must add the 4 not stored yet")
+	for _, a := range meanwhile {
+		a.release()
+	}
+	late.release()
 }
 
 func TestQueueLimitPassesCountErrorsAndIgnoresNoLimit(t *testing.T) {

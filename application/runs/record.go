@@ -45,11 +45,13 @@ type Record struct {
 	// run leave them nil.
 	Secrets [][]byte
 	// QueueLimit, when > 0, makes Create refuse the run with ErrQueueFull (QueueFull)
-	// once the pending and queued runs plus QueueInFlight (runs admitted without a count,
-	// maybe not inserted yet) reach it, counting in the transaction of the insert so
-	// concurrent submits cannot all pass one count (SPEC §14.3). Not stored.
+	// once the pending and queued runs plus QueueInFlight() (runs admitted without a
+	// count, maybe not inserted yet) reach it, counting in the transaction of the insert
+	// so concurrent submits cannot all pass one count (SPEC §14.3). QueueInFlight is asked
+	// in the transaction, not when the run was admitted: a submit that waited long for
+	// its transaction must also see the runs admitted while it waited. Not stored.
 	QueueLimit      int
-	QueueInFlight   int
+	QueueInFlight   func() int
 	Callback        *Callback
 	TemplateID      string
 	TemplateVersion int

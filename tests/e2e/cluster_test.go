@@ -385,11 +385,13 @@ func TestClusterPools(t *testing.T) {
 		require.GreaterOrEqual(t, time.Since(left), 2*time.Second, "not before --pool-wait-timeout-secs")
 	}
 	require.Equal(t, []string{"handed_back"}, m0.GetRun(t, busy).Outcomes(), "the long run was handed back first")
-	var failed float64
-	for _, m := range c.Members[:2] {
-		failed += metricSum(m.Metrics(t), "sluice_serve_runs_total", `reason="pool_unavailable"`)
-	}
-	require.Equal(t, 2.0, failed)
+	awaitMetric(t, 2, func() float64 {
+		var failed float64
+		for _, m := range c.Members[:2] {
+			failed += metricSum(m.Metrics(t), "sluice_serve_runs_total", `reason="pool_unavailable"`)
+		}
+		return failed
+	}, "sluice_serve_runs_total{reason=\"pool_unavailable\"}")
 }
 
 // Two members may share one SQLite file on one host; they poll (SQLite has no NOTIFY).
@@ -435,7 +437,24 @@ func TestClusterReclaimPoisonsAtTheCapAndHonoursCancels(t *testing.T) {
 	final = m1.WaitRun(t, cancelled, 20*time.Second, "terminal", terminal)
 	require.Equal(t, "cancelled", final.Status)
 	require.Equal(t, []string{"lost"}, final.Outcomes())
-	text := m1.Metrics(t)
-	require.Equal(t, 1.0, metricSum(text, "sluice_serve_runs_reclaimed_total", `outcome="failed"`))
-	require.Equal(t, 1.0, metricSum(text, "sluice_serve_runs_reclaimed_total", `outcome="cancelled"`))
+	// The reclaim's transaction ends the runs before the member counts them (it audits
+	// first), so a scrape right after the terminal answer may come early: wait for the count.
+	for _, outcome := range []string{"failed", "cancelled"} {
+		awaitMetric(t, 1, func() float64 {
+			return metricSum(m1.Metrics(t), "sluice_serve_runs_reclaimed_total", `outcome="`+outcome+`"`)
+		}, "sluice_serve_runs_reclaimed_total{outcome=%q}", outcome)
+	}
+}
+
+// awaitMetric waits until read returns want (a member counts an outcome just after the
+// history records it, so a scrape may see the run terminal and the counter not yet
+// moved), then checks it stays there: a counter that overshoots fails.
+func awaitMetric(t *testing.T, want float64, read func() float64, msgAndArgs ...any) {
+	t.Helper()
+	var got float64
+	deadline := time.Now().Add(20 * time.Second)
+	for got = read(); got < want && time.Now().Before(deadline); got = read() {
+		time.Sleep(20 * time.Millisecond)
+	}
+	require.Equal(t, want, got, msgAndArgs...)
 }
