@@ -17,32 +17,18 @@ import (
 	"github.com/sluicehq/sluice/domain/run"
 )
 
-// fence is the condition of every write about an owned run: the owner and epoch of the
-// claim, and a lease unexpired by the database clock. Arguments: id, owner, epoch.
-const fence = "id = ? AND owner = ? AND lease_epoch = ? AND status = 'running' AND lease_expires_at > {now}"
-
-// preparedFence is fence for a prepared statement; arguments: id, owner, epoch, and
-// run.Running. The status is an argument, not a literal, so the generic plan cannot prove
-// the predicate of the partial indexes over running runs (owner, lease): on a literal it
-// judges such an index smaller than the primary key and scans all of it, every running
-// run of the cluster fetched and filtered, to find the one row the key names.
-const preparedFence = "id = ? AND owner = ? AND lease_epoch = ? AND status = ? AND lease_expires_at > {now}"
-
 // Claim moves up to n pending runs of pools to running for owner in one statement,
 // oldest first; see cluster.Store.
 func (s *Store) Claim(ctx context.Context, owner cluster.Owner, pools []string, n int, ttl time.Duration) ([]cluster.Claimed, error) {
-	if n <= 0 || len(pools) == 0 {
-		return nil, nil
-	}
-	if owner.InstanceID == "" {
-		return nil, errors.New("claim: the owner has no instance id")
-	}
 	var rows []claimedRow
-	query, inPools, prepare := s.inPools(s.d.claim, pools)
-	err := s.claimRows(ctx, &rows, prepare, query, owner.InstanceID, owner.Listen, ttl.Milliseconds(),
-		owner.InstanceID, inPools, n)
+	// The run's claim names the owner twice: the lease and the attempt record.
+	asked, err := runLeases().claim(ctx, s, s.d.claim, owner, pools, n, &rows,
+		owner.InstanceID, owner.Listen, ttl.Milliseconds(), owner.InstanceID)
 	if err != nil {
 		return nil, translate("claim runs", err)
+	}
+	if !asked {
+		return nil, nil
 	}
 	out := make([]cluster.Claimed, len(rows))
 	for i, r := range rows {
@@ -73,54 +59,17 @@ func (s *Store) claimRows(ctx context.Context, dest any, prepare bool, query str
 // Renew extends the leases of held in one statement and returns the refs it renewed; a
 // ref missing from the answer lost its lease (another epoch, another owner, expired).
 func (s *Store) Renew(ctx context.Context, owner string, held []cluster.Ref, ttl time.Duration) ([]cluster.Ref, error) {
-	if len(held) == 0 {
-		return nil, nil
-	}
-	var b strings.Builder
-	args := []any{ttl.Milliseconds(), owner}
-	b.WriteString(`UPDATE sluice_runs SET lease_expires_at = {now} + ?
-WHERE owner = ? AND status = 'running' AND lease_expires_at > {now}
-  AND (id, lease_epoch) IN (VALUES `)
-	for i, r := range held {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString("(?, ?)")
-		args = append(args, r.ID, r.Epoch)
-	}
-	b.WriteString(") RETURNING id, lease_epoch")
-	var rows []struct {
-		ID    string `bun:"id"`
-		Epoch int64  `bun:"lease_epoch"`
-	}
-	if err := s.db.NewRaw(s.q(b.String()), args...).Scan(ctx, &rows); err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return nil, translate("renew leases", err)
-	}
-	out := make([]cluster.Ref, len(rows))
-	for i, r := range rows {
-		out[i] = cluster.Ref{ID: r.ID, Epoch: r.Epoch}
-	}
-	return out, nil
+	out, err := runLeases().renew(ctx, s, owner, held, ttl)
+	return out, translate("renew leases", err)
 }
 
 // Progress records the counters of an owned run; run.ErrLeaseLost when the fence fails.
 // Counters are the current attempt's; elapsed time adds up across attempts.
 func (s *Store) Progress(ctx context.Context, owner string, ref cluster.Ref, p cluster.Progress) error {
-	res, err := s.db.NewRaw(s.q(`UPDATE sluice_runs SET rows_read = ?, rows_written = ?, pages = ?, bytes = ?,
-  elapsed_ms = elapsed_base_ms + ?
-WHERE `+fence), p.RowsRead, p.RowsWritten, p.Pages, p.Bytes, p.ElapsedMS, ref.ID, owner, ref.Epoch).Exec(ctx)
-	if err != nil {
-		return translate("record progress of run "+ref.ID, err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return leaseLost(ref)
-	}
-	return nil
+	return translate("record progress of run "+ref.ID, runLeases().progress(ctx, s, owner, ref, p))
 }
 
-func leaseLost(ref cluster.Ref) error {
-	return fmt.Errorf("run %s at epoch %d: %w", ref.ID, ref.Epoch, run.ErrLeaseLost)
-}
+func leaseLost(ref cluster.Ref) error { return runLeases().lost(ref) }
 
 // Finish ends an owned run in one transaction: status, counters, error, the attempt's
 // outcome, the run's last log lines, the callback outbox row and the promotion of a
@@ -204,20 +153,20 @@ func (s *Store) finishStatement(owner string, ref cluster.Ref, o cluster.Outcome
 	// the delay — unless its cancel was requested meanwhile, which the domain ends failed:
 	// "retry" below is that one condition, written three times over the row as it was.
 	update := `UPDATE sluice_runs SET status = CASE WHEN ? AND NOT cancel_requested THEN 'pending' ELSE ? END,
-  rows_read = ?, rows_written = ?, pages = ?, bytes = ?, elapsed_ms = elapsed_base_ms + ?,
+  ` + setCounters + `,
   error_code = ?, error_message = ?,
   finished_at = CASE WHEN ? AND NOT cancel_requested THEN NULL ELSE {now} END,
   not_before = CASE WHEN ? AND NOT cancel_requested THEN {now} + ? ELSE not_before END,
-  owner = NULL, owner_listen = NULL, lease_expires_at = NULL,
+  ` + releaseLease + `,
   log_lines = CASE WHEN log_truncated THEN log_lines ELSE log_lines + ? END,
   log_bytes = CASE WHEN log_truncated THEN log_bytes ELSE log_bytes + ? END,
   attempts = ` + s.d.closeAttemptErr + `
-WHERE ` + preparedFence + `
+WHERE ` + runLeases().preparedFence() + `
 RETURNING ` + runCols("")
 	code, msg := nullIfEmpty(o.ErrorCode), nullIfEmpty(o.ErrorMessage)
-	args := []any{o.Retry, o.Status, o.Stats.RowsRead, o.Stats.RowsWritten, o.Stats.Pages, o.Stats.Bytes, o.Stats.ElapsedMS,
-		code, msg, o.Retry, o.Retry, o.RetryDelay.Milliseconds(), addLines, addBytes,
-		o.Status, code, msg, ref.ID, owner, ref.Epoch, string(run.Running)}
+	args := append([]any{o.Retry, o.Status}, counterArgs(o.Stats)...)
+	args = append(args, code, msg, o.Retry, o.Retry, o.RetryDelay.Milliseconds(), addLines, addBytes, o.Status, code, msg)
+	args = append(args, runLeases().preparedFenceArgs(owner, ref)...)
 	queued := func(t string) string {
 		return `(SELECT min(q.id) FROM sluice_runs q
   WHERE q.tenant = ` + t + `.tenant AND q.name = ` + t + `.name AND q.status = 'queued') AS queued_id`
@@ -273,7 +222,9 @@ func (s *Store) lockOutcomePipeline(ctx context.Context, tx bun.Tx, ref cluster.
 }
 
 // HandBack returns an owned run to pending without spending an attempt, or ends it
-// cancelled (with its callback) when its cancel was requested.
+// cancelled (with its callback) when its cancel was requested: run.Run.HandBack decides
+// on the row read under its lock, fenced like every write about an owned run. It is not
+// hot (drain, shutdown, a history outage), so it takes the load → verb → save shape.
 func (s *Store) HandBack(ctx context.Context, owner string, ref cluster.Ref, p cluster.Progress) error {
 	err := s.runInTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		if err := s.lockRunPipeline(ctx, tx, ref.ID); err != nil {
@@ -282,22 +233,22 @@ func (s *Store) HandBack(ctx context.Context, owner string, ref cluster.Ref, p c
 			}
 			return err
 		}
-		rec, err := scanRun(ctx, tx, s.q(`UPDATE sluice_runs SET
-  status = CASE WHEN cancel_requested THEN 'cancelled' ELSE 'pending' END,
-  attempt = CASE WHEN cancel_requested THEN attempt ELSE attempt - 1 END,
-  finished_at = CASE WHEN cancel_requested THEN {now} ELSE NULL END,
-  rows_read = ?, rows_written = ?, pages = ?, bytes = ?, elapsed_ms = elapsed_base_ms + ?,
-  owner = NULL, owner_listen = NULL, lease_expires_at = NULL,
-  attempts = `+s.d.closeAttempt+`
-WHERE `+fence+`
-RETURNING `+runCols("")),
-			p.RowsRead, p.RowsWritten, p.Pages, p.Bytes, p.ElapsedMS, string(run.OutcomeHandedBack),
-			ref.ID, owner, ref.Epoch)
+		l, err := s.lockRun(ctx, tx, runLeases().fence(), runLeases().fenceArgs(owner, ref)...)
+		if err != nil {
+			return err
+		}
+		if l == nil {
+			return leaseLost(ref)
+		}
+		if err := l.run.HandBack(l.now); err != nil {
+			return err
+		}
+		rec, err := s.saveRun(ctx, tx, l, setCounters, counterArgs(p), "", nil)
 		if err != nil {
 			return err
 		}
 		if rec == nil {
-			return leaseLost(ref)
+			return fmt.Errorf("run %s changed under its row lock", ref.ID)
 		}
 		if rec.Status == string(run.Cancelled) {
 			// The port passes no builder here; Options.Callbacks stands in.

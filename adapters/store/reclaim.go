@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -50,14 +49,13 @@ func (s *Store) ReclaimOrphans(ctx context.Context, self string, build runs.Call
 }
 
 func (s *Store) reclaim(ctx context.Context, cond string, condArgs []any, build runs.CallbackBuilder) ([]cluster.Reclaimed, error) {
-	var ids []string
-	err := s.db.NewRaw(s.q("SELECT id FROM sluice_runs WHERE status = 'running' AND "+cond+" ORDER BY id LIMIT ?"),
-		append(append([]any{}, condArgs...), reclaimBatch)...).Scan(ctx, &ids)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+	refs, err := runLeases().running(ctx, s, cond, condArgs)
+	if err != nil {
 		return nil, translate("find expired leases", err)
 	}
 	var out []cluster.Reclaimed
-	for _, id := range ids {
+	for _, ref := range refs {
+		id := ref.ID
 		r, ok, err := s.reclaimOne(ctx, id, cond, condArgs, build)
 		if err != nil {
 			return out, translate("reclaim run "+id, err)
@@ -79,51 +77,24 @@ func (s *Store) reclaimOne(ctx context.Context, id, cond string, condArgs []any,
 			}
 			return err
 		}
-		var now int64
-		if err := tx.NewRaw(s.q("SELECT {now}")).Scan(ctx, &now); err != nil {
+		l, err := s.lockRun(ctx, tx, "id = ? AND status = 'running' AND "+cond, append([]any{id}, condArgs...)...)
+		if err != nil || l == nil {
+			return err // nil: renewed, finished or reclaimed by a peer meanwhile
+		}
+		if err := l.run.Requeue(l.now); err != nil {
 			return err
 		}
-		var row runRow
-		err := tx.NewRaw(s.q("SELECT "+runCols("")+" FROM sluice_runs WHERE id = ? AND status = 'running' AND "+cond+s.d.forUpdate),
-			append([]any{id}, condArgs...)...).Scan(ctx, &row)
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil // renewed, finished or reclaimed by a peer meanwhile
-		}
-		if err != nil {
-			return err
-		}
-		snap, err := row.snapshot()
-		if err != nil {
-			return err
-		}
-		r := run.Rehydrate(snap)
-		if err := r.Requeue(fromMS(now)); err != nil {
-			return err
-		}
-		after := r.Snapshot()
-		atts, err := encodeAttempts(after.Attempts)
-		if err != nil {
-			return err
-		}
-		var code, msg string
-		if after.Error != nil {
-			code, msg = string(after.Error.Code), after.Error.Message
-		}
-		rec, err := scanRun(ctx, tx, `UPDATE sluice_runs SET status = ?, error_code = ?, error_message = ?,
-  finished_at = ?, owner = NULL, owner_listen = NULL, lease_expires_at = NULL, attempts = ?
-WHERE id = ? AND lease_epoch = ?
-RETURNING `+runCols(""),
-			string(after.Status), nullIfEmpty(code), nullIfEmpty(msg), msOrNull(after.FinishedAt), atts,
-			id, row.LeaseEpoch)
+		rec, err := s.saveRun(ctx, tx, l, "", nil, "", nil)
 		if err != nil {
 			return err
 		}
 		if rec == nil {
 			return fmt.Errorf("run %s changed under its row lock", id)
 		}
+		after := run.Status(rec.Status)
 		found = true
-		res = cluster.Reclaimed{ID: id, Name: rec.Name, Outcome: reclaimOutcome(after.Status)}
-		if after.Status.Terminal() {
+		res = cluster.Reclaimed{ID: id, Name: rec.Name, Outcome: reclaimOutcome(after)}
+		if after.Terminal() {
 			return s.afterTerminal(ctx, tx, rec, build)
 		}
 		return s.notifyWork(ctx, tx)

@@ -251,6 +251,15 @@ func msOrNull(t time.Time) any {
 	return t.UnixMilli()
 }
 
+// msOrZero writes a time to a NOT NULL column: the zero time is 0 (fromMS reads it back
+// as the zero time).
+func msOrZero(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
 // nullIfEmpty writes "" as NULL.
 func nullIfEmpty(s string) any {
 	if s == "" {

@@ -127,15 +127,12 @@ func (s *Store) FinishShard(ctx context.Context, owner string, ref cluster.Shard
 		if retry {
 			end, args = `status = 'pending', not_before = {now} + ?`, []any{o.RetryDelay.Milliseconds()}
 		}
-		args = append(args, o.Stats.RowsRead, o.Stats.RowsWritten, o.Stats.Pages, o.Stats.Bytes,
-			o.Stats.ElapsedMS, nullIfEmpty(o.ErrorCode), nullIfEmpty(o.ErrorMessage),
-			ref.RunID, ref.Index, owner, ref.Epoch)
-		res, err := tx.NewRaw(s.q(`UPDATE sluice_shards SET `+end+`,
-  rows_read = ?, rows_written = ?, pages = ?, bytes = ?, elapsed_ms = elapsed_base_ms + ?,
-  error_code = ?, error_message = ?,
-  owner = NULL, owner_listen = NULL, lease_expires_at = NULL
-WHERE `+shardFence), args...).Exec(ctx)
-		if err := fenced(ref, res, err); err != nil {
+		args = append(append(args, counterArgs(o.Stats)...), nullIfEmpty(o.ErrorCode), nullIfEmpty(o.ErrorMessage))
+		leases := shardLeases()
+		res, err := tx.NewRaw(s.q(`UPDATE sluice_shards SET `+end+`, `+setCounters+`,
+  error_code = ?, error_message = ?, `+releaseLease+`
+WHERE `+leases.fence()), append(args, leases.fenceArgs(owner, ref)...)...).Exec(ctx)
+		if err := leases.fenced(ref, res, err); err != nil {
 			return "", err
 		}
 		if len(o.Logs) > 0 {
@@ -162,7 +159,7 @@ func (s *Store) inShardTx(ctx context.Context, ref cluster.ShardRef,
 	err := s.runInTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		cancelled, err := s.lockParent(ctx, tx, ref.RunID)
 		if errors.Is(err, run.ErrNotFound) {
-			return shardLeaseLost(ref)
+			return shardLeases().lost(ref)
 		}
 		if err != nil {
 			return err
@@ -173,35 +170,25 @@ func (s *Store) inShardTx(ctx context.Context, ref cluster.ShardRef,
 	return parent, err
 }
 
-// fenced turns the answer of a fenced shard write into run.ErrLeaseLost when it matched
-// no row.
-func fenced(ref cluster.ShardRef, res sql.Result, err error) error {
-	if err != nil {
-		return err
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return shardLeaseLost(ref)
-	}
-	return nil
-}
-
 // HandBackShard returns an owned shard to pending without spending an attempt, or ends it
-// cancelled when its run's cancel was requested; see cluster.ShardStore.
+// cancelled when its run's cancel was requested; see cluster.ShardStore. shard.Shard.HandBack
+// decides on the row read under its lock, fenced like every write about an owned shard.
 func (s *Store) HandBackShard(ctx context.Context, owner string, ref cluster.ShardRef, p cluster.Progress, build runs.CallbackBuilder) (string, error) {
 	parent, err := s.inShardTx(ctx, ref, func(ctx context.Context, tx bun.Tx, cancelled bool) (string, error) {
-		set := `status = 'pending', attempt = attempt - 1`
-		if cancelled {
-			set = `status = 'cancelled', finished_at = {now}`
-		}
-		res, err := tx.NewRaw(s.q(`UPDATE sluice_shards SET `+set+`,
-  rows_read = ?, rows_written = ?, pages = ?, bytes = ?, elapsed_ms = elapsed_base_ms + ?,
-  owner = NULL, owner_listen = NULL, lease_expires_at = NULL
-WHERE `+shardFence), p.RowsRead, p.RowsWritten, p.Pages, p.Bytes, p.ElapsedMS,
-			ref.RunID, ref.Index, owner, ref.Epoch).Exec(ctx)
-		if err := fenced(ref, res, err); err != nil {
+		l, err := s.lockShard(ctx, tx, shardLeases().fence(), shardLeases().fenceArgs(owner, ref)...)
+		if err != nil {
 			return "", err
 		}
-		if !cancelled {
+		if l == nil {
+			return "", shardLeases().lost(ref)
+		}
+		if err := l.shard.HandBack(cancelled, l.now); err != nil {
+			return "", err
+		}
+		if err := s.saveShard(ctx, tx, l, setCounters, counterArgs(p)); err != nil {
+			return "", err
+		}
+		if !l.shard.Status().Terminal() {
 			return "", s.notifyWork(ctx, tx)
 		}
 		return s.settleParent(ctx, tx, ref.RunID, cancelled, build)

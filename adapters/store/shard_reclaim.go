@@ -11,7 +11,6 @@ import (
 	"github.com/sluicehq/sluice/application/cluster"
 	"github.com/sluicehq/sluice/application/runs"
 	"github.com/sluicehq/sluice/domain/run"
-	"github.com/sluicehq/sluice/domain/shard"
 )
 
 // ReclaimShards ends the expired shard leases of any owner (by the database clock) with
@@ -34,14 +33,8 @@ func (s *Store) ReclaimOrphanShards(ctx context.Context, self string, build runs
 // the backstop.
 func (s *Store) reclaimShards(ctx context.Context, cond string, condArgs []any, build runs.CallbackBuilder) (cluster.ShardReclaim, error) {
 	var out cluster.ShardReclaim
-	var expired []struct {
-		RunID string `bun:"run_id"`
-		Index int    `bun:"shard_index"`
-	}
-	err := s.db.NewRaw(s.q(`SELECT run_id, shard_index FROM sluice_shards
-WHERE status = 'running' AND `+cond+` ORDER BY run_id, shard_index LIMIT ?`), append(append([]any{}, condArgs...), reclaimBatch)...).
-		Scan(ctx, &expired)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+	expired, err := shardLeases().running(ctx, s, cond, condArgs)
+	if err != nil {
 		return out, translate("find expired shard leases", err)
 	}
 	for _, x := range expired {
@@ -127,33 +120,6 @@ func (s *Store) runNames(ctx context.Context, ids []string) (map[string]string, 
 	return names, nil
 }
 
-type shardRow struct {
-	RunID       string `bun:"run_id"`
-	Index       int    `bun:"shard_index"`
-	Pool        string `bun:"pool"`
-	Status      string `bun:"status"`
-	KeyLo       *int64 `bun:"key_lo"`
-	KeyHi       *int64 `bun:"key_hi"`
-	KeyNulls    bool   `bun:"key_nulls"`
-	Attempt     int    `bun:"attempt"`
-	MaxAttempts int    `bun:"max_attempts"`
-	Owner       string `bun:"owner"`
-	LeaseEpoch  int64  `bun:"lease_epoch"`
-	ClaimedAt   int64  `bun:"claimed_at"`
-}
-
-const shardRowColumns = "run_id, shard_index, pool, status, key_lo, key_hi, key_nulls, attempt, max_attempts, owner, lease_epoch, claimed_at"
-
-// snapshot rebuilds the domain state of a shard row, so the domain decides a reclaim.
-func (r shardRow) snapshot() shard.Snapshot {
-	rng := shard.Range{Index: r.Index}
-	if r.KeyLo != nil && r.KeyHi != nil {
-		rng.Lo, rng.Hi, rng.Nulls = *r.KeyLo, *r.KeyHi, r.KeyNulls
-	}
-	return shard.Snapshot{RunID: r.RunID, Index: r.Index, Pool: r.Pool, Range: rng, Status: shard.Status(r.Status),
-		Attempt: r.Attempt, MaxAttempts: r.MaxAttempts, Owner: r.Owner, ClaimedAt: fromMS(r.ClaimedAt)}
-}
-
 func (s *Store) reclaimShard(ctx context.Context, runID string, index int, cond string, condArgs []any,
 	build runs.CallbackBuilder) (cluster.ReclaimedShard, bool, error) {
 	res := cluster.ReclaimedShard{RunID: runID, Index: index}
@@ -166,39 +132,21 @@ func (s *Store) reclaimShard(ctx context.Context, runID string, index int, cond 
 		if err != nil {
 			return err
 		}
-		var now int64
-		if err := tx.NewRaw(s.q("SELECT {now}")).Scan(ctx, &now); err != nil {
+		l, err := s.lockShard(ctx, tx, "run_id = ? AND shard_index = ? AND status = 'running' AND "+cond,
+			append([]any{runID, index}, condArgs...)...)
+		if err != nil || l == nil {
+			return err // nil: renewed, finished or reclaimed by a peer meanwhile
+		}
+		if err := l.shard.Requeue(cancelled, l.now); err != nil {
 			return err
 		}
-		var row shardRow
-		err = tx.NewRaw(s.q("SELECT "+shardRowColumns+` FROM sluice_shards
-WHERE run_id = ? AND shard_index = ? AND status = 'running' AND `+cond+s.d.forUpdate),
-			append([]any{runID, index}, condArgs...)...).Scan(ctx, &row)
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil // renewed, finished or reclaimed by a peer meanwhile
-		}
-		if err != nil {
+		if err := s.saveShard(ctx, tx, l, "", nil); err != nil {
 			return err
 		}
-		sh := shard.Rehydrate(row.snapshot())
-		if err := sh.Requeue(cancelled, fromMS(now)); err != nil {
-			return err
-		}
-		after := sh.Snapshot()
-		var code, msg string
-		if after.Error != nil {
-			code, msg = string(after.Error.Code), after.Error.Message
-		}
-		if _, err := tx.NewRaw(`UPDATE sluice_shards SET status = ?, error_code = ?, error_message = ?,
-  finished_at = ?, owner = NULL, owner_listen = NULL, lease_expires_at = NULL
-WHERE run_id = ? AND shard_index = ? AND lease_epoch = ?`,
-			string(after.Status), nullIfEmpty(code), nullIfEmpty(msg), msOrNull(after.FinishedAt),
-			runID, index, row.LeaseEpoch).Exec(ctx); err != nil {
-			return err
-		}
+		after := l.shard.Status()
 		found = true
-		res.Outcome = reclaimOutcome(run.Status(after.Status))
-		if !after.Status.Terminal() {
+		res.Outcome = reclaimOutcome(run.Status(after))
+		if !after.Terminal() {
 			return s.notifyWork(ctx, tx)
 		}
 		res.Parent, err = s.settleParent(ctx, tx, runID, cancelled, build)

@@ -14,14 +14,8 @@ import (
 
 	"github.com/sluicehq/sluice/application/cluster"
 	"github.com/sluicehq/sluice/application/execute"
-	"github.com/sluicehq/sluice/domain/run"
 	"github.com/sluicehq/sluice/domain/shard"
 )
-
-// shardFence is the condition of every write about an owned shard, like fence for runs.
-// Arguments: run id, shard index, owner, epoch.
-const shardFence = `run_id = ? AND shard_index = ? AND owner = ? AND lease_epoch = ? AND status = 'running'
-  AND lease_expires_at > {now}`
 
 // shardColumns are what a shard claim returns.
 const shardColumns = "run_id, shard_index, shard_count, key_lo, key_hi, key_nulls, weight, lease_epoch, attempt, max_attempts, elapsed_ms"
@@ -54,11 +48,8 @@ func (r shardClaimRow) slice() execute.ShardSlice {
 // updated first, so a lost lease refuses the plan before a shard row is written, and a
 // crash between the two writes is impossible: they commit together or not at all.
 func (s *Store) PlanShards(ctx context.Context, owner string, ref cluster.Ref, plan []execute.ShardSlice) error {
-	if len(plan) == 0 {
-		return errors.New("plan shards: the plan is empty")
-	}
-	if len(plan) > shard.MaxCount {
-		return fmt.Errorf("plan shards: %d shards is more than %d", len(plan), shard.MaxCount)
+	if err := shard.ValidateCount(len(plan)); err != nil {
+		return fmt.Errorf("plan shards of run %s: %w", ref.ID, err)
 	}
 	err := s.runInTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		var parent []struct {
@@ -67,8 +58,8 @@ func (s *Store) PlanShards(ctx context.Context, owner string, ref cluster.Ref, p
 		}
 		err := tx.NewRaw(s.q(`UPDATE sluice_runs SET status = 'sharded',
   owner = NULL, owner_listen = NULL, lease_expires_at = NULL
-WHERE `+fence+`
-RETURNING pool, max_attempts`), ref.ID, owner, ref.Epoch).Scan(ctx, &parent)
+WHERE `+runLeases().fence()+`
+RETURNING pool, max_attempts`), runLeases().fenceArgs(owner, ref)...).Scan(ctx, &parent)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
@@ -80,16 +71,25 @@ RETURNING pool, max_attempts`), ref.ID, owner, ref.Epoch).Scan(ctx, &parent)
   key_nulls, weight, max_attempts, created_at) VALUES `)
 		args := make([]any, 0, len(plan)*10)
 		for i, sl := range plan {
+			// Each row is a shard.New: the domain checks it and decides what a new shard is.
+			p := shard.NewParams{RunID: ref.ID, Index: sl.Index, Pool: parent[0].Pool, MaxAttempts: parent[0].MaxAttempts}
+			if sl.Range != nil {
+				p.Range = *sl.Range
+			}
+			sh, err := shard.New(p)
+			if err != nil {
+				return fmt.Errorf("shard %d: %w", sl.Index, err)
+			}
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			b.WriteString("(?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, {now})")
+			b.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, {now})")
 			var lo, hi any
-			nulls := false
 			if sl.Range != nil {
-				lo, hi, nulls = sl.Range.Lo, sl.Range.Hi, sl.Range.Nulls
+				lo, hi = sh.Range().Lo, sh.Range().Hi
 			}
-			args = append(args, ref.ID, sl.Index, len(plan), parent[0].Pool, lo, hi, nulls, sl.Weight, parent[0].MaxAttempts)
+			args = append(args, sh.RunID(), sh.Index(), len(plan), sh.Pool(), string(sh.Status()), lo, hi, sh.Range().Nulls,
+				sl.Weight, sh.MaxAttempts())
 		}
 		b.WriteString(" ON CONFLICT (run_id, shard_index) DO NOTHING")
 		if _, err := tx.NewRaw(s.q(b.String()), args...).Exec(ctx); err != nil {
@@ -105,15 +105,8 @@ RETURNING pool, max_attempts`), ref.ID, owner, ref.Epoch).Scan(ctx, &parent)
 // the claim (they never change), so the claim itself stays one statement on both
 // dialects: SQLite's RETURNING cannot read a joined table.
 func (s *Store) ClaimShards(ctx context.Context, owner cluster.Owner, pools []string, n int, ttl time.Duration) ([]cluster.ClaimedShard, error) {
-	if n <= 0 || len(pools) == 0 {
-		return nil, nil
-	}
-	if owner.InstanceID == "" {
-		return nil, errors.New("claim shards: the owner has no instance id")
-	}
 	var rows []shardClaimRow
-	query, inPools, prepare := s.inPools(s.d.claimShards, pools)
-	err := s.claimRows(ctx, &rows, prepare, query, owner.InstanceID, owner.Listen, ttl.Milliseconds(), inPools, n)
+	_, err := shardLeases().claim(ctx, s, s.d.claimShards, owner, pools, n, &rows, owner.InstanceID, owner.Listen, ttl.Milliseconds())
 	if err != nil {
 		return nil, translate("claim shards", err)
 	}
@@ -173,53 +166,13 @@ func (s *Store) shardParents(ctx context.Context, rows []shardClaimRow) (map[str
 
 // RenewShards extends the leases of held in one statement; see cluster.ShardStore.
 func (s *Store) RenewShards(ctx context.Context, owner string, held []cluster.ShardRef, ttl time.Duration) ([]cluster.ShardRef, error) {
-	if len(held) == 0 {
-		return nil, nil
-	}
-	var b strings.Builder
-	args := []any{ttl.Milliseconds(), owner}
-	b.WriteString(`UPDATE sluice_shards SET lease_expires_at = {now} + ?
-WHERE owner = ? AND status = 'running' AND lease_expires_at > {now}
-  AND (run_id, shard_index, lease_epoch) IN (VALUES `)
-	for i, r := range held {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString("(?, ?, ?)")
-		args = append(args, r.RunID, r.Index, r.Epoch)
-	}
-	b.WriteString(") RETURNING run_id, shard_index, lease_epoch")
-	var rows []struct {
-		RunID string `bun:"run_id"`
-		Index int    `bun:"shard_index"`
-		Epoch int64  `bun:"lease_epoch"`
-	}
-	if err := s.db.NewRaw(s.q(b.String()), args...).Scan(ctx, &rows); err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return nil, translate("renew shard leases", err)
-	}
-	out := make([]cluster.ShardRef, len(rows))
-	for i, r := range rows {
-		out[i] = cluster.ShardRef{RunID: r.RunID, Index: r.Index, Epoch: r.Epoch}
-	}
-	return out, nil
+	out, err := shardLeases().renew(ctx, s, owner, held, ttl)
+	return out, translate("renew shard leases", err)
 }
 
 // ShardProgress records the counters of an owned shard; run.ErrLeaseLost when the fence
 // fails.
 func (s *Store) ShardProgress(ctx context.Context, owner string, ref cluster.ShardRef, p cluster.Progress) error {
-	res, err := s.db.NewRaw(s.q(`UPDATE sluice_shards SET rows_read = ?, rows_written = ?, pages = ?, bytes = ?,
-  elapsed_ms = elapsed_base_ms + ?
-WHERE `+shardFence), p.RowsRead, p.RowsWritten, p.Pages, p.Bytes, p.ElapsedMS,
-		ref.RunID, ref.Index, owner, ref.Epoch).Exec(ctx)
-	if err != nil {
-		return translate(fmt.Sprintf("record progress of shard %d of run %s", ref.Index, ref.RunID), err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return shardLeaseLost(ref)
-	}
-	return nil
-}
-
-func shardLeaseLost(ref cluster.ShardRef) error {
-	return fmt.Errorf("shard %d of run %s at epoch %d: %w", ref.Index, ref.RunID, ref.Epoch, run.ErrLeaseLost)
+	return translate(fmt.Sprintf("record progress of shard %d of run %s", ref.Index, ref.RunID),
+		shardLeases().progress(ctx, s, owner, ref, p))
 }

@@ -74,24 +74,27 @@ VALUES (?, ?, ?, 0, {now}, {now})`), rec.ID, url, string(payload)).Exec(ctx); er
 // end side by side. Locking the queued row first makes those two take turns exactly
 // when it matters: the second, let in once the first commits, sees it ended and
 // promotes. With no queued run (the common case) nothing waits.
+//
+// run.Run.Promote decides on the row read under its lock; the save is conditional on
+// the key's active count, read in the same statement.
 func (s *Store) promote(ctx context.Context, tx bun.Tx, tenant, name string) error {
-	var ids []string
-	if err := tx.NewRaw(`SELECT id FROM sluice_runs WHERE tenant = ? AND name = ? AND status = 'queued'
-ORDER BY id LIMIT 1`+s.d.forUpdate, tenant, name).Scan(ctx, &ids); err != nil && !errors.Is(err, sql.ErrNoRows) {
+	l, err := s.lockRun(ctx, tx, "tenant = ? AND name = ? AND status = 'queued' ORDER BY id LIMIT 1", tenant, name)
+	if err != nil {
 		return fmt.Errorf("find the queued run to promote: %w", err)
 	}
-	if len(ids) == 0 {
+	if l == nil {
 		return nil
 	}
-	res, err := tx.NewRaw(`UPDATE sluice_runs SET status = 'pending'
-WHERE id = ? AND status = 'queued'
-  AND (SELECT count(*) FROM sluice_runs
+	if err := l.run.Promote(); err != nil {
+		return err
+	}
+	rec, err := s.saveRun(ctx, tx, l, "", nil, `(SELECT count(*) FROM sluice_runs
        WHERE tenant = ? AND name = ? AND status IN ('pending', 'running', 'sharded')) < max_active`,
-		ids[0], tenant, name).Exec(ctx)
+		[]any{tenant, name})
 	if err != nil {
 		return fmt.Errorf("promote queued run: %w", err)
 	}
-	if n, _ := res.RowsAffected(); n > 0 {
+	if rec != nil {
 		return s.notifyWork(ctx, tx)
 	}
 	return nil

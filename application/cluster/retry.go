@@ -42,21 +42,22 @@ func (m *Member) decide(e *execution, res result) Outcome {
 		err error
 	)
 	if e.shard != nil {
-		s := shard.Rehydrate(shard.Snapshot{RunID: c.ID, Index: e.shard.Ref.Index, Pool: c.Pool,
-			Status: shard.Running, Attempt: e.shard.Attempt, MaxAttempts: e.shard.MaxAttempts, Owner: m.cfg.InstanceID})
-		if f != nil {
-			d, err = s.Fail(*f, c.Retry, false, now, m.draw())
-		} else {
-			err = s.Finish(shard.Status(st), errOf, now)
+		var s *shard.Shard
+		if s, err = heldShard(*e.shard, m.cfg.InstanceID, now); err == nil {
+			if f != nil {
+				d, err = s.Fail(*f, c.Retry, false, now, m.draw())
+			} else {
+				err = s.Finish(shard.Status(st), errOf, now)
+			}
 		}
 	} else {
-		r := run.Rehydrate(run.Snapshot{ID: c.ID, Name: c.Name, Pool: c.Pool, Tenant: c.Tenant,
-			Status: run.Running, Attempt: c.Attempt, MaxAttempts: c.MaxAttempts, Owner: m.cfg.InstanceID,
-			Retry: c.Retry, Attempts: []run.Attempt{{N: c.Attempt, InstanceID: m.cfg.InstanceID}}})
-		if f != nil {
-			d, err = r.Fail(*f, now, m.draw())
-		} else {
-			err = r.Finish(st, errOf, now)
+		var r *run.Run
+		if r, err = heldRun(c, m.cfg.InstanceID, now); err == nil {
+			if f != nil {
+				d, err = r.Fail(*f, now, m.draw())
+			} else {
+				err = r.Finish(st, errOf, now)
+			}
 		}
 	}
 	if err != nil {

@@ -66,7 +66,7 @@ func (m *Member) coordinate(e *execution, log *slog.Logger, cfg *pipeline.Config
 			"source", cfg.Source.Type, "shard_count", c.ShardCount)
 		return result{}, false
 	}
-	if err := planAllowed(c, m.cfg.InstanceID, plan); err != nil {
+	if err := planAllowed(c, m.cfg.InstanceID, m.clock.Now(), plan); err != nil {
 		log.Error("run failed: its shard plan breaks the lifecycle", "error", err.Error())
 		return m.failed(run.CodePipelineError, "internal error: "+err.Error(), Progress{ElapsedMS: m.since(start)}), true
 	}
@@ -91,9 +91,11 @@ func (m *Member) coordinate(e *execution, log *slog.Logger, cfg *pipeline.Config
 // planAllowed asks the domain whether the plan may be stored: the owner's running run
 // becomes sharded (run.Run.MarkSharded) and every slice is a valid shard (shard.New). The
 // store then writes both in one transaction.
-func planAllowed(c Claimed, owner string, plan []execute.ShardSlice) error {
-	r := run.Rehydrate(run.Snapshot{ID: c.ID, Name: c.Name, Pool: c.Pool, Tenant: c.Tenant, Status: run.Running,
-		Attempt: c.Attempt, MaxAttempts: c.MaxAttempts, Owner: owner})
+func planAllowed(c Claimed, owner string, at time.Time, plan []execute.ShardSlice) error {
+	r, err := heldRun(c, owner, at)
+	if err != nil {
+		return err
+	}
 	if err := r.MarkSharded(); err != nil {
 		return err
 	}

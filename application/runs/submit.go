@@ -3,7 +3,6 @@ package runs
 import (
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -155,31 +154,33 @@ func (s *Service) submit(ctx context.Context, span execute.Span, req SubmitReque
 		// attempts by its policy must not be poisoned by the retries it was granted.
 		maxAttempts = max(maxAttempts, retry.MaxAttempts)
 	}
-	// run.New holds the rules every new run obeys; the record is built from what it
-	// accepted.
-	if _, err := run.New(run.NewParams{
+	// run.New holds the rules every new run obeys; the record is built from the run it
+	// returned, so what is stored is what the domain accepted. The store may still queue
+	// it (admission is decided under the pipeline key's lock).
+	r, err := run.New(run.NewParams{
 		ID: id, Name: name, Pool: poolName, Tenant: req.Tenant, Labels: req.Labels,
 		TriggerKind: run.TriggerKind(req.TriggerKind), RunKey: req.RunKey,
 		MaxAttempts: maxAttempts, CreatedAt: now, Retry: retry,
-	}); err != nil {
+	})
+	if err != nil {
 		return SubmitResult{}, invalid("", err.Error())
 	}
 	rec := &Record{
-		ID:              id,
-		Name:            name,
-		Tenant:          req.Tenant,
-		Pool:            poolName,
-		Status:          string(run.Pending),
-		Labels:          maps.Clone(req.Labels),
-		TriggerKind:     req.TriggerKind,
-		RunKey:          req.RunKey,
+		ID:              r.ID(),
+		Name:            r.Name(),
+		Tenant:          r.Tenant(),
+		Pool:            r.Pool(),
+		Status:          string(r.Status()),
+		Labels:          r.Labels(),
+		TriggerKind:     string(r.TriggerKind()),
+		RunKey:          r.RunKey(),
 		RunDate:         logical.In(zone).Format(time.DateOnly),
 		LogicalAt:       logical,
 		Serial:          req.Serial || cfg.Replication.Type == pipeline.Incremental,
 		MaxActive:       max(req.MaxActive, 1),
-		MaxAttempts:     maxAttempts,
+		MaxAttempts:     r.MaxAttempts(),
 		TimeoutSecs:     req.TimeoutSecs,
-		Retry:           retry,
+		Retry:           r.Retry(),
 		Config:          string(req.Config),
 		Callback:        cb,
 		QueueLimit:      admitted.limit,
@@ -188,7 +189,7 @@ func (s *Service) submit(ctx context.Context, span execute.Span, req SubmitReque
 		TemplateVersion: req.TemplateVersion,
 		ShardCount:      max(cfg.ShardCount, 1),
 		Traceparent:     s.deps.Tracer.Traceparent(ctx),
-		CreatedAt:       now,
+		CreatedAt:       r.CreatedAt(),
 	}
 	if mat.text != "" {
 		rec.Config = mat.text

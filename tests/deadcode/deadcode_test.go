@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -20,30 +19,6 @@ const (
 	// not depend on golang.org/x/tools.
 	tool = "golang.org/x/tools/cmd/deadcode@v0.52.0"
 )
-
-// wiringInProgress lists domain functions that production does not reach YET: the run and
-// shard verbs that the store's lifecycle SQL re-implements today and that are being wired
-// in (load → verb → fenced save, or checked against the SQL by the store's oracle case).
-// Each entry is "package-relative-path.Func" as deadcode names it. Remove an entry as soon
-// as its function is reached; the test fails on entries that are no longer needed, so the
-// list can only shrink.
-var wiringInProgress = []string{
-	// domain/run: verbs whose hot SQL (claim, hand back, promote) the store's oracle contract
-	// case holds to them, and the getters the oracle and tests read.
-	"domain/run.Run.Claim", "domain/run.Run.HandBack", "domain/run.Run.Promote",
-	"domain/run.Run.ID", "domain/run.Run.Name", "domain/run.Run.Pool", "domain/run.Run.Tenant",
-	"domain/run.Run.Labels", "domain/run.Run.TriggerKind", "domain/run.Run.RunKey", "domain/run.Run.Status",
-	"domain/run.Run.Attempt", "domain/run.Run.MaxAttempts", "domain/run.Run.Owner", "domain/run.Run.CancelRequested",
-	"domain/run.Run.CreatedAt", "domain/run.Run.ClaimedAt", "domain/run.Run.StartedAt", "domain/run.Run.FinishedAt",
-	"domain/run.Run.Error", "domain/run.Run.Attempts", "domain/run.Run.Retry", "domain/run.Run.NotBefore",
-	// domain/shard: the same for shards, and the count check and status parser the planner
-	// and store are to use.
-	"domain/shard.ValidateCount", "domain/shard.ParseStatus",
-	"domain/shard.Shard.Claim", "domain/shard.Shard.HandBack", "domain/shard.Shard.NotBefore",
-	"domain/shard.Shard.RunID", "domain/shard.Shard.Index", "domain/shard.Shard.Pool", "domain/shard.Shard.Range",
-	"domain/shard.Shard.Status", "domain/shard.Shard.Attempt", "domain/shard.Shard.MaxAttempts",
-	"domain/shard.Shard.Owner", "domain/shard.Shard.ClaimedAt", "domain/shard.Shard.FinishedAt", "domain/shard.Shard.Error",
-}
 
 // report is deadcode's -json output: one entry per package with unreachable functions.
 type report []struct {
@@ -58,8 +33,9 @@ type report []struct {
 }
 
 // TestDomainHasNoUnreachableFunction fails when the sluice binary cannot reach a function
-// under domain/ (tests do not count as callers) that the allow-list does not name, and
-// when an allow-list entry is reachable now.
+// under domain/ (tests do not count as callers). There is no allow-list: a domain function
+// production does not need is deleted with its tests, or wired into the decision it
+// belongs to (ARCHITECTURE, "the domain is the one source of truth").
 func TestDomainHasNoUnreachableFunction(t *testing.T) {
 	t.Parallel()
 	root := moduleRoot(t)
@@ -92,7 +68,6 @@ func TestDomainHasNoUnreachableFunction(t *testing.T) {
 		t.Fatalf("deadcode -json answered something else: %v\n%s", err, stdout.String())
 	}
 
-	var unreached []string
 	var dead []string
 	for _, pkg := range rep {
 		rel := strings.TrimPrefix(strings.TrimPrefix(pkg.Path, module), "/")
@@ -100,26 +75,12 @@ func TestDomainHasNoUnreachableFunction(t *testing.T) {
 			continue
 		}
 		for _, f := range pkg.Funcs {
-			key := rel + "." + f.Name
-			unreached = append(unreached, key)
-			if !slices.Contains(wiringInProgress, key) {
-				dead = append(dead, fmt.Sprintf("%s:%d: %s", f.Position.File, f.Position.Line, key))
-			}
+			dead = append(dead, fmt.Sprintf("%s:%d: %s.%s", f.Position.File, f.Position.Line, rel, f.Name))
 		}
 	}
 	if len(dead) > 0 {
 		t.Errorf("production never reaches these domain functions: call them where the decision is made, or delete "+
 			"them with their tests:\n  %s", strings.Join(dead, "\n  "))
-	}
-	var stale []string
-	for _, key := range wiringInProgress {
-		if !slices.Contains(unreached, key) {
-			stale = append(stale, key)
-		}
-	}
-	if len(stale) > 0 {
-		t.Errorf("production reaches these now (or they are gone): remove them from wiringInProgress:\n  %s",
-			strings.Join(stale, "\n  "))
 	}
 }
 
