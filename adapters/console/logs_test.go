@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicehq/sluice/adapters/console"
+	"github.com/sluicehq/sluice/tests/historytest"
 )
 
 func TestTheLogStreamIsServerSentEvents(t *testing.T) {
@@ -35,8 +36,8 @@ func TestEveryRequestIsLoggedByRouteWithItsPrincipal(t *testing.T) {
 	// httptest serves on the test's goroutine, so the log is written by this one alone.
 	var out bytes.Buffer
 	clk := &clock{now: time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)}
-	h, err := console.New(console.Config{SessionKey: []byte("0123456789abcdef0123456789abcdef"), Now: clk.Now},
-		console.Deps{Tokens: tokenTable(tokens), Runs: &fakeRuns{}, Explain: explain,
+	h, err := console.New(console.Config{SessionKey: testKey, Now: clk.Now},
+		console.Deps{Tokens: tokenTable(tokens), Signouts: historytest.Open(t), Runs: &fakeRuns{}, Explain: explain,
 			Log: slog.New(slog.NewJSONHandler(&out, nil))})
 	require.NoError(t, err)
 	c := &client{t: t, h: h}
