@@ -60,3 +60,22 @@ func TestEveryRequestIsLoggedByRouteWithItsPrincipal(t *testing.T) {
 	require.EqualValues(t, http.StatusOK, lines[1]["status"])
 	require.NotContains(t, out.String(), "op-token")
 }
+
+// An error page names the request id the server gave the request (SPEC §14.6: every error
+// body carries it), so the log lines behind it can be found; so does a live fragment's.
+func TestErrorPagesNameTheRequestID(t *testing.T) {
+	t.Parallel()
+	c, _, _ := setup(t)
+	inner := c.h
+	c.h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Request-Id", "req-4711")
+		inner.ServeHTTP(w, r)
+	})
+	c.signIn("viewer-token")
+	rec := c.do("GET", "/ui/no-such-page", nil, nil)
+	require.Equal(t, http.StatusNotFound, rec.Code)
+	require.Contains(t, rec.Body.String(), `<code id="request-id">req-4711</code>`)
+	rec = c.do("GET", "/ui/runs/01900000-0000-7000-8000-00000000dead?partial=1", nil, nil)
+	require.Equal(t, http.StatusNotFound, rec.Code, rec.Body.String())
+	require.Contains(t, rec.Body.String(), "request id req-4711")
+}
