@@ -3,6 +3,7 @@ package bootstrap
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -11,6 +12,7 @@ import (
 	"github.com/sluicehq/sluice/adapters/connectors/builtin"
 	"github.com/sluicehq/sluice/adapters/statefile"
 	"github.com/sluicehq/sluice/adapters/statepg"
+	"github.com/sluicehq/sluice/adapters/telemetry"
 	"github.com/sluicehq/sluice/application/execute"
 	"github.com/sluicehq/sluice/domain/pipeline"
 )
@@ -29,8 +31,25 @@ func addLocal(root *cobra.Command, p *process) {
 		OpenState:  openLocalState,
 		Redactor:   p.redactor,
 		IsTerminal: cli.IsTerminal,
+		Tracing:    p.localTracing,
 	}
 	root.AddCommand(cli.NewRunCommand(local), cli.NewValidateCommand(local))
+}
+
+// localTracing is the OpenTelemetry tracer of one `sluice run` (SPEC §14.6), named like a
+// server member (service.version, a fresh service.instance.id). Its flush is the
+// provider's shutdown: the run's spans are exported before the process exits.
+func (p *process) localTracing(ctx context.Context, endpoint string, log *slog.Logger) (execute.Tracer, func(context.Context) error, error) {
+	id, err := newIdentity(p.info.Version)
+	if err != nil {
+		return nil, nil, err
+	}
+	t, err := telemetry.New(ctx, telemetry.Options{Endpoint: endpoint, Version: id.Version, InstanceID: id.InstanceID,
+		Log: log.With("component", "telemetry")})
+	if err != nil {
+		return nil, nil, err
+	}
+	return t, t.Shutdown, nil
 }
 
 // openLocalState opens the state store `sluice run` uses: the local file in the data

@@ -65,6 +65,7 @@ func newConsole(s *serveSettings, log *slog.Logger, svc *runs.Service, tpl *temp
 	ui, err := console.New(console.Config{SessionKey: key, PollInterval: min(s.Poll, time.Second),
 		NoAuth: s.Auth.Disabled}, console.Deps{
 		Tokens:    apihttp.NewTokenChecker(s.Auth.config()),
+		Signouts:  st,
 		Runs:      svc,
 		Templates: tpl,
 		Schedules: sch,

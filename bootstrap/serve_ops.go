@@ -2,13 +2,11 @@ package bootstrap
 
 import (
 	"fmt"
-	"net/url"
 
 	"github.com/spf13/pflag"
 
 	"github.com/sluicehq/sluice/adapters/cli"
 	"github.com/sluicehq/sluice/adapters/metrics"
-	"github.com/sluicehq/sluice/domain/secret"
 )
 
 // opsFlags are serve's operability flags (SPEC §14.6).
@@ -34,15 +32,9 @@ func (f *opsFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.maxPipelines, "metrics-max-pipelines", metrics.DefaultMaxPipelines,
 		"distinct pipeline labels /metrics exports; later pipelines share pipeline=\""+metrics.OtherPipeline+"\"")
 	fs.StringVar(&f.logFormat, "log-format", cli.LogFormatAuto, cli.LogFormatUsage)
-	fs.StringVar(&f.otlpEndpoint, "otlp-endpoint", "",
-		"OpenTelemetry: export traces over OTLP/HTTP to this receiver, e.g. http://collector:4318 (/v1/traces is added "+
-			"when the URL has no path); also read from "+otelEndpointEnv+"; default: tracing off")
-	_ = fs.SetAnnotation("otlp-endpoint", cli.AnnotationEnvAlias, []string{otelEndpointEnv})
+	fs.StringVar(&f.otlpEndpoint, "otlp-endpoint", "", cli.OTLPEndpointUsage)
+	_ = fs.SetAnnotation("otlp-endpoint", cli.AnnotationEnvAlias, []string{cli.OTelEndpointEnv})
 }
-
-// otelEndpointEnv is OpenTelemetry's standard variable for the OTLP receiver, read after
-// SLUICE_OTLP_ENDPOINT.
-const otelEndpointEnv = "OTEL_EXPORTER_OTLP_ENDPOINT"
 
 // settings validates the flags; each error names its flag.
 func (f *opsFlags) settings() (opsSettings, []error) {
@@ -56,11 +48,8 @@ func (f *opsFlags) settings() (opsSettings, []error) {
 	default:
 		errs = append(errs, fmt.Errorf("invalid value for --log-format: %q (want json or text)", f.logFormat))
 	}
-	if f.otlpEndpoint != "" {
-		if u, err := url.Parse(f.otlpEndpoint); err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-			errs = append(errs, fmt.Errorf("invalid value for --otlp-endpoint (or %s): %q (want an http:// or https:// URL such as http://collector:4318)",
-				otelEndpointEnv, secret.MaskUserinfo(f.otlpEndpoint)))
-		}
+	if err := cli.CheckOTLPEndpoint(f.otlpEndpoint); err != nil {
+		errs = append(errs, err)
 	}
 	return opsSettings{MaxPipelines: f.maxPipelines, LogFormat: f.logFormat, OTLPEndpoint: f.otlpEndpoint}, errs
 }

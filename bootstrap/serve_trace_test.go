@@ -106,13 +106,7 @@ func TestServeTraceFollowsARunFromSubmitToAnotherMember(t *testing.T) {
 		require.Equal(t, "1", s.Attrs["attempt"])
 	}
 	require.Equal(t, "completed", attempt.Attrs["status"])
-	var pages []string
-	for _, e := range attempt.Events {
-		if e.Name == "page" {
-			pages = append(pages, e.Attrs["rows"])
-		}
-	}
-	require.Equal(t, []string{"10", "10", "5"}, pages, "each confirmed page is an event of the attempt")
+	require.Equal(t, []string{"10", "10", "5"}, pageRows(attempt), "each confirmed page is an event of the attempt")
 	require.Equal(t, attempt.SpanID, finish.ParentID)
 	require.Equal(t, "completed", finish.Attrs["status"])
 	require.False(t, finish.Failed)

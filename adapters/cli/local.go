@@ -48,6 +48,8 @@ type Local struct {
 	IsTerminal func(io.Writer) bool
 	// ProgressEvery is the least time between two progress log lines (default 5 s).
 	ProgressEvery time.Duration
+	// Tracing starts OpenTelemetry for a run given --otlp-endpoint; nil refuses the flag.
+	Tracing TracingStarter
 }
 
 // DefaultDataDir is where `sluice run` keeps its state file unless --data-dir says otherwise.

@@ -45,20 +45,30 @@ type runJSON struct {
 	Warnings []string   `json:"warnings"`
 }
 
+// outcome is how a run that ended with err is reported: its status and, unless it
+// completed, its error (code and redacted message).
+func (l Local) outcome(err error) (string, *errorJSON) {
+	if err == nil {
+		return statusCompleted, nil
+	}
+	status := statusFailed
+	ej := &errorJSON{Code: string(run.CodePipelineError), Message: l.redact(err.Error())}
+	var f *execute.Failure
+	switch {
+	case errors.As(err, &f):
+		ej.Code = string(f.Code)
+	case errors.Is(err, context.Canceled):
+		status, ej.Message = statusCancelled, "cancelled at a page boundary"
+	}
+	return status, ej
+}
+
 // report prints the outcome and returns the command's exit error.
 func (l Local) report(out, stderr io.Writer, cfg *pipeline.Config, warnings []string, s execute.Stats, err error, asJSON bool) error {
-	status, code := statusCompleted, ExitOK
-	var ej *errorJSON
+	status, ej := l.outcome(err)
+	code := ExitOK
 	if err != nil {
-		status, code = statusFailed, exitFor(err)
-		ej = &errorJSON{Code: string(run.CodePipelineError), Message: l.redact(err.Error())}
-		var f *execute.Failure
-		switch {
-		case errors.As(err, &f):
-			ej.Code = string(f.Code)
-		case errors.Is(err, context.Canceled):
-			status, ej.Message = statusCancelled, "cancelled at a page boundary"
-		}
+		code = exitFor(err)
 	}
 	if asJSON {
 		if warnings == nil {

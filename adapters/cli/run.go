@@ -29,6 +29,7 @@ type runOptions struct {
 	timeout   time.Duration
 	logLevel  string
 	logFormat string
+	otlp      string
 }
 
 // NewRunCommand is `sluice run FILE` (SPEC §1.8).
@@ -52,6 +53,8 @@ func NewRunCommand(l Local) *cobra.Command {
 	f.DurationVar(&o.timeout, "timeout", 0, "stop the run after this long, e.g. 10m (0 = no limit)")
 	f.StringVar(&o.logLevel, "log-level", "info", "least level of log lines: debug, info, warn or error")
 	f.StringVar(&o.logFormat, "log-format", LogFormatAuto, LogFormatUsage)
+	f.StringVar(&o.otlp, "otlp-endpoint", "", OTLPEndpointUsage)
+	_ = f.SetAnnotation("otlp-endpoint", AnnotationEnvAlias, []string{OTelEndpointEnv})
 	return cmd
 }
 
@@ -66,6 +69,9 @@ func (l Local) run(cmd *cobra.Command, file string, o runOptions) error {
 	}
 	if o.dataDir == "" {
 		return Usage(errors.New("invalid value for --data-dir: empty"))
+	}
+	if err := CheckOTLPEndpoint(o.otlp); err != nil {
+		return Usage(err)
 	}
 	cfg, baseDir, err := l.load(cmd, file, o.params)
 	if err != nil {
@@ -104,9 +110,15 @@ func (l Local) run(cmd *cobra.Command, file string, o runOptions) error {
 
 	ctx, stop := interruptible(cmd.Context(), stderr)
 	defer stop()
+	trace, err := l.startTrace(ctx, o.otlp, cfg, log)
+	if err != nil {
+		return err
+	}
+	job.Span = trace.span
 	log.Info("run started", "pipeline", cfg.Name, "source", cfg.Source.Type, "sink", cfg.Sink.Type)
-	stats, err := l.Executor.Run(ctx, job)
+	stats, err := l.Executor.Run(trace.ctx, job)
 	prog.done()
+	l.endTrace(trace, stats, err, log)
 	return l.report(out, stderr, cfg, warnings, stats, err, o.json)
 }
 

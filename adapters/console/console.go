@@ -37,10 +37,12 @@ type Config struct {
 	NoAuth bool
 }
 
-// Deps are the use-cases the pages call. Tokens, Runs and Explain are required; a nil
-// service hides its page.
+// Deps are the use-cases the pages call. Tokens, Signouts, Runs and Explain are
+// required; a nil service hides its page.
 type Deps struct {
-	Tokens    Tokens
+	Tokens Tokens
+	// Signouts keeps sign-outs where every member sees them (the history).
+	Signouts  Signouts
 	Runs      RunService
 	Templates TemplateService
 	Schedules ScheduleService
@@ -65,8 +67,8 @@ type console struct {
 
 // New builds the console handler for requests under Prefix.
 func New(cfg Config, deps Deps) (http.Handler, error) {
-	if deps.Tokens == nil || deps.Runs == nil || deps.Explain == nil {
-		return nil, errors.New("console.New: Deps.Tokens, Deps.Runs and Deps.Explain are required")
+	if deps.Tokens == nil || deps.Signouts == nil || deps.Runs == nil || deps.Explain == nil {
+		return nil, errors.New("console.New: Deps.Tokens, Deps.Signouts, Deps.Runs and Deps.Explain are required")
 	}
 	if len(cfg.SessionKey) < 32 {
 		return nil, errors.New("console.New: Config.SessionKey must be at least 32 bytes")
@@ -96,7 +98,7 @@ func New(cfg Config, deps Deps) (http.Handler, error) {
 		return nil, err
 	}
 	c := &console{cfg: cfg, deps: deps, log: log, pages: pages,
-		sessions: newSessions(cfg.SessionKey, cfg.SessionTTL, cfg.Now),
+		sessions: newSessions(cfg.SessionKey, cfg.SessionTTL, cfg.Now, deps.Signouts),
 		static:   http.StripPrefix(Prefix+"static/", http.FileServerFS(assets))}
 	return c.accessLog(c.headers(c.routes())), nil
 }
@@ -158,13 +160,18 @@ func (c *console) assets(w http.ResponseWriter, r *http.Request) {
 // handler is a page handler for a signed-in person.
 type handler func(w http.ResponseWriter, r *http.Request, sess session)
 
-// current returns the session of the request's cookie.
+// current returns the session of the request's cookie. A session whose sign-out could
+// not be read is refused (and logged): the person is asked to sign in again.
 func (c *console) current(r *http.Request) (session, bool) {
 	ck, err := r.Cookie(CookieName)
 	if err != nil {
 		return session{}, false
 	}
-	sess, err := c.sessions.check(ck.Value)
+	sess, err := c.sessions.check(r.Context(), ck.Value)
+	if errors.Is(err, errSignoutsUnreadable) {
+		c.log.WarnContext(r.Context(), "console session refused: its sign-out state could not be read",
+			"error", c.deps.Redact(err.Error()))
+	}
 	return sess, err == nil
 }
 

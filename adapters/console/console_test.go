@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicehq/sluice/adapters/console"
+	"github.com/sluicehq/sluice/tests/historytest"
 )
 
 type client struct {
@@ -70,7 +71,7 @@ func (c *client) csrf(page string) string {
 func setup(t *testing.T) (*client, *fakeRuns, *clock) {
 	f := &fakeRuns{}
 	clk := &clock{now: time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)}
-	return &client{t: t, h: newConsole(f, clk)}, f, clk
+	return &client{t: t, h: newConsole(f, clk, historytest.Open(t))}, f, clk
 }
 
 func TestSignInSetsAHardenedCookieWithoutTheToken(t *testing.T) {

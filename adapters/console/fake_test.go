@@ -166,9 +166,13 @@ func (c *clock) advance(d time.Duration) {
 	c.now = c.now.Add(d)
 }
 
-func newConsole(f *fakeRuns, clk *clock) http.Handler {
-	h, err := console.New(console.Config{SessionKey: []byte("0123456789abcdef0123456789abcdef"), Now: clk.Now},
-		console.Deps{Tokens: tokenTable(tokens), Runs: f, Explain: explain, Cluster: fakeCluster{},
+// testKey signs the sessions of every test console: consoles built with it accept each
+// other's cookies, as the members of one cluster do.
+var testKey = []byte("0123456789abcdef0123456789abcdef")
+
+func newConsole(f *fakeRuns, clk *clock, signouts console.Signouts) http.Handler {
+	h, err := console.New(console.Config{SessionKey: testKey, Now: clk.Now},
+		console.Deps{Tokens: tokenTable(tokens), Signouts: signouts, Runs: f, Explain: explain, Cluster: fakeCluster{},
 			Redact: func(s string) string { return strings.ReplaceAll(s, "app:hunter2@", "REDACTED@") }})
 	if err != nil {
 		panic(err)

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicehq/sluice/adapters/console"
+	"github.com/sluicehq/sluice/tests/historytest"
 )
 
 func TestTheLogStreamIsServerSentEvents(t *testing.T) {
@@ -35,8 +36,8 @@ func TestEveryRequestIsLoggedByRouteWithItsPrincipal(t *testing.T) {
 	// httptest serves on the test's goroutine, so the log is written by this one alone.
 	var out bytes.Buffer
 	clk := &clock{now: time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)}
-	h, err := console.New(console.Config{SessionKey: []byte("0123456789abcdef0123456789abcdef"), Now: clk.Now},
-		console.Deps{Tokens: tokenTable(tokens), Runs: &fakeRuns{}, Explain: explain,
+	h, err := console.New(console.Config{SessionKey: testKey, Now: clk.Now},
+		console.Deps{Tokens: tokenTable(tokens), Signouts: historytest.Open(t), Runs: &fakeRuns{}, Explain: explain,
 			Log: slog.New(slog.NewJSONHandler(&out, nil))})
 	require.NoError(t, err)
 	c := &client{t: t, h: h}
@@ -58,4 +59,23 @@ func TestEveryRequestIsLoggedByRouteWithItsPrincipal(t *testing.T) {
 	require.Equal(t, "otto", lines[1]["principal"])
 	require.EqualValues(t, http.StatusOK, lines[1]["status"])
 	require.NotContains(t, out.String(), "op-token")
+}
+
+// An error page names the request id the server gave the request (SPEC §14.6: every error
+// body carries it), so the log lines behind it can be found; so does a live fragment's.
+func TestErrorPagesNameTheRequestID(t *testing.T) {
+	t.Parallel()
+	c, _, _ := setup(t)
+	inner := c.h
+	c.h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Request-Id", "req-4711")
+		inner.ServeHTTP(w, r)
+	})
+	c.signIn("viewer-token")
+	rec := c.do("GET", "/ui/no-such-page", nil, nil)
+	require.Equal(t, http.StatusNotFound, rec.Code)
+	require.Contains(t, rec.Body.String(), `<code id="request-id">req-4711</code>`)
+	rec = c.do("GET", "/ui/runs/01900000-0000-7000-8000-00000000dead?partial=1", nil, nil)
+	require.Equal(t, http.StatusNotFound, rec.Code, rec.Body.String())
+	require.Contains(t, rec.Body.String(), "request id req-4711")
 }

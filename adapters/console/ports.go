@@ -18,6 +18,21 @@ type Tokens interface {
 	Authenticate(token string) (runs.Principal, error)
 }
 
+// Signouts remembers console sessions that were signed out before their expiry. The
+// session cookie is a signed claim every member with the same principals accepts, so the
+// sign-outs must live where every member reads them (the history) and outlast a restart.
+// Implementations are safe for concurrent use.
+type Signouts interface {
+	// RevokeSession records the session id as signed out until expires (its cookie's
+	// expiry) and may forget sign-outs whose cookies expired before now. Recording an
+	// id twice is no error. Once it returns, SessionRevoked answers true for id on every
+	// member sharing the history.
+	RevokeSession(ctx context.Context, id string, expires, now time.Time) error
+	// SessionRevoked reports whether the session id was signed out. An error means it
+	// could not be read: the caller refuses the session.
+	SessionRevoked(ctx context.Context, id string) (bool, error)
+}
+
 // RunService is what the pages need from application/runs.
 type RunService interface {
 	Get(ctx context.Context, p runs.Principal, id string) (*runs.Record, error)

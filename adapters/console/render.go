@@ -172,13 +172,23 @@ func (c *console) viewFor(sess session, title, nav string, data any) view {
 	return view{Title: title, Nav: nav, Me: p, CSRF: c.sessions.csrf(sess), Can: permissions(p), Data: data}
 }
 
-// fail answers with an error page; sess is nil when nobody is signed in.
+// requestIDHeader is where the server put the request's id before the console answers
+// (the API's rules: the client's valid X-Request-Id or a new one).
+const requestIDHeader = "X-Request-Id"
+
+// fail answers with an error page; sess is nil when nobody is signed in. The page names
+// the request id, which every log line of the request carries, so "the server log has the
+// details" can be followed to them.
 func (c *console) fail(w http.ResponseWriter, r *http.Request, sess *session, status int, message string) {
-	v := view{Title: http.StatusText(status), Data: errorData{Status: status, Message: message}}
+	rid := w.Header().Get(requestIDHeader)
+	v := view{Title: http.StatusText(status), Data: errorData{Status: status, Message: message, RequestID: rid}}
 	if sess != nil {
 		v = c.viewFor(*sess, http.StatusText(status), "", v.Data)
 	}
 	if r.URL.Query().Get("partial") != "" {
+		if rid != "" {
+			message += " (request id " + rid + ")"
+		}
 		http.Error(w, message, status)
 		return
 	}
@@ -186,8 +196,9 @@ func (c *console) fail(w http.ResponseWriter, r *http.Request, sess *session, st
 }
 
 type errorData struct {
-	Status  int
-	Message string
+	Status    int
+	Message   string
+	RequestID string
 }
 
 // failErr answers a use-case error as the API would (status and message), logging what

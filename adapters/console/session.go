@@ -1,6 +1,7 @@
 package console
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -8,9 +9,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/sluicehq/sluice/application/runs"
@@ -22,9 +23,6 @@ const CookieName = "sluice_session"
 
 // DefaultSessionTTL is how long a session lasts (SPEC §14.8).
 const DefaultSessionTTL = 12 * time.Hour
-
-// maxRevoked bounds the signed-out sessions remembered until their expiry.
-const maxRevoked = 10000
 
 // session is the signed claim of a cookie.
 type session struct {
@@ -39,18 +37,17 @@ func (s session) principal() runs.Principal {
 	return runs.Principal{Name: s.Name, Role: s.Role, Tenant: s.Tenant}
 }
 
-// sessions signs and checks cookies with one HMAC key and remembers signed-out ids.
+// sessions signs and checks cookies with one HMAC key and asks signouts whether a
+// session was ended before its expiry.
 type sessions struct {
-	key []byte
-	ttl time.Duration
-	now func() time.Time
-
-	mu      sync.Mutex
-	revoked map[string]time.Time // session id → its expiry
+	key      []byte
+	ttl      time.Duration
+	now      func() time.Time
+	signouts Signouts
 }
 
-func newSessions(key []byte, ttl time.Duration, now func() time.Time) *sessions {
-	return &sessions{key: key, ttl: ttl, now: now, revoked: map[string]time.Time{}}
+func newSessions(key []byte, ttl time.Duration, now func() time.Time, signouts Signouts) *sessions {
+	return &sessions{key: key, ttl: ttl, now: now, signouts: signouts}
 }
 
 func (s *sessions) mac(parts ...string) []byte {
@@ -84,8 +81,11 @@ func (s *sessions) issue(p runs.Principal, secure bool) (*http.Cookie, session, 
 // is sent to sign in, whatever the reason.
 var errNoSession = errors.New("no valid session")
 
-// check returns the session a cookie value stands for.
-func (s *sessions) check(value string) (session, error) {
+// check returns the session a cookie value stands for. A well-signed, unexpired cookie
+// is still refused when its session was signed out (on any member sharing the sign-outs);
+// when the sign-outs cannot be read it is refused too (errSignoutsUnreadable), since a
+// signed-out cookie must never pass.
+func (s *sessions) check(ctx context.Context, value string) (session, error) {
 	payload, sig, ok := strings.Cut(value, ".")
 	if !ok {
 		return session{}, errNoSession
@@ -105,35 +105,24 @@ func (s *sessions) check(value string) (session, error) {
 	if !s.now().Before(time.Unix(sess.Expires, 0)) {
 		return session{}, errNoSession
 	}
-	s.mu.Lock()
-	_, gone := s.revoked[sess.ID]
-	s.mu.Unlock()
+	gone, err := s.signouts.SessionRevoked(ctx, sess.ID)
+	if err != nil {
+		return session{}, fmt.Errorf("%w: %w", errSignoutsUnreadable, err)
+	}
 	if gone {
 		return session{}, errNoSession
 	}
 	return sess, nil
 }
 
-// revoke ends a session before its expiry: a copy of the cookie kept elsewhere is refused
-// from now on (by this process; the cookie itself is cleared in the browser).
-func (s *sessions) revoke(sess session) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	now := s.now()
-	if len(s.revoked) >= maxRevoked {
-		for id, exp := range s.revoked {
-			if !now.Before(exp) {
-				delete(s.revoked, id)
-			}
-		}
-	}
-	for id := range s.revoked {
-		if len(s.revoked) < maxRevoked {
-			break
-		}
-		delete(s.revoked, id) // still full of live ids: forget an arbitrary one
-	}
-	s.revoked[sess.ID] = time.Unix(sess.Expires, 0)
+// errSignoutsUnreadable: whether the session was signed out could not be read.
+var errSignoutsUnreadable = errors.New("console sign-outs could not be read")
+
+// revoke ends a session before its expiry: every copy of the cookie is refused from now
+// on, by every member that shares the sign-outs (the cookie itself is cleared in the
+// browser by the caller).
+func (s *sessions) revoke(ctx context.Context, sess session) error {
+	return s.signouts.RevokeSession(ctx, sess.ID, time.Unix(sess.Expires, 0), s.now())
 }
 
 // csrf is the token every form of a session carries; it is bound to the session id, so

@@ -62,9 +62,20 @@ func (c *console) signin(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, next, http.StatusSeeOther)
 }
 
-// signout ends the session: the cookie is cleared and its id refused from now on.
+// signout ends the session: its id is recorded as signed out (refused from now on by
+// every member) and the cookie is cleared. When the sign-out cannot be recorded the
+// cookie is still cleared here, but the person is told that copies of it stay valid
+// until it expires, rather than shown the sign-in page as if all went well.
 func (c *console) signout(w http.ResponseWriter, r *http.Request, sess session) {
-	c.sessions.revoke(sess)
+	err := c.sessions.revoke(r.Context(), sess)
 	http.SetCookie(w, clearCookie(r.TLS != nil))
+	if err != nil {
+		c.log.ErrorContext(r.Context(), "console sign-out not recorded", "principal", sess.Name,
+			"error", c.deps.Redact(err.Error()))
+		c.fail(w, r, nil, http.StatusServiceUnavailable,
+			"The sign-out could not be recorded: this browser no longer has the session, but a copy of its cookie stays valid until it expires. Sign in and out again when the server is healthy.")
+		return
+	}
+	c.log.InfoContext(r.Context(), "console sign-out", "principal", sess.Name)
 	http.Redirect(w, r, Prefix+"signin", http.StatusSeeOther)
 }

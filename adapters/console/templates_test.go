@@ -44,8 +44,8 @@ func templateConsole(t *testing.T) (http.Handler, *templates.Service) {
 		require.NoError(t, err)
 	}
 	clk := &clock{now: time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)}
-	h, err := console.New(console.Config{SessionKey: []byte("0123456789abcdef0123456789abcdef"), Now: clk.Now},
-		console.Deps{Tokens: tokenTable(tokens), Runs: &fakeRuns{}, Templates: svc, Explain: explain})
+	h, err := console.New(console.Config{SessionKey: testKey, Now: clk.Now},
+		console.Deps{Tokens: tokenTable(tokens), Signouts: historytest.Open(t), Runs: &fakeRuns{}, Templates: svc, Explain: explain})
 	require.NoError(t, err)
 	return h, svc
 }

@@ -73,6 +73,7 @@ func (s *Store) Purge(ctx context.Context, req runs.PurgeRequest) (runs.PurgeRes
 		{"purge idempotency keys", purgeIdempotencySQL, req.IdempotencyBefore, nil},
 		{"purge audit entries", purgeAuditSQL, req.AuditBefore, &res.Audit},
 		{"purge leader terms", purgeLeadersSQL, req.AuditBefore, nil},
+		{"purge console sign-outs", purgeSignoutsSQL, req.SignoutsBefore, nil},
 	}
 	for _, st := range steps {
 		if st.before.IsZero() {

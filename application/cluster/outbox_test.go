@@ -190,6 +190,7 @@ func TestPurgeLoopUsesTheRetentions(t *testing.T) {
 	require.Equal(t, now.Add(-48*time.Hour), p.calls[0].RunsBefore)
 	require.Equal(t, now.Add(-cluster.DefaultIdempotencyRetention), p.calls[0].IdempotencyBefore)
 	require.Equal(t, now.Add(-cluster.DefaultRetainAudit), p.calls[0].AuditBefore, "audit entries are kept a year by default")
+	require.Equal(t, now, p.calls[0].SignoutsBefore, "console sign-outs go when their cookies expired")
 }
 
 // A sealed outbox row (SPEC §14.1) is opened by the member that delivers it: the

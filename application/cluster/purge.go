@@ -31,6 +31,7 @@ func (m *Member) purgeOnce() {
 		RunsBefore:        now.Add(-m.cfg.RetainTerminal),
 		IdempotencyBefore: now.Add(-m.cfg.IdempotencyRetention),
 		AuditBefore:       now.Add(-m.cfg.RetainAudit),
+		SignoutsBefore:    now,
 		BatchSize:         m.cfg.PurgeBatch,
 	})
 	switch {

@@ -20,6 +20,9 @@ type PurgeRequest struct {
 	// AuditBefore: audit entries recorded before it and leader terms whose last heartbeat
 	// is older (the newest term always stays).
 	AuditBefore time.Time
+	// SignoutsBefore: console sign-outs of session cookies that expired before it (the
+	// cookie is refused by its own expiry then; the record is no longer needed).
+	SignoutsBefore time.Time
 	// BatchSize bounds the rows of each kind one transaction deletes; 0, or more than
 	// MaxPurgeBatch, means MaxPurgeBatch.
 	BatchSize int

@@ -55,6 +55,7 @@ func Run(t *testing.T, h Harness) {
 		{"purge", purgeCases()},
 		{"checks", checkCases()},
 		{"windows", windowCases()},
+		{"signouts", signoutCases()},
 	}
 	for _, g := range groups {
 		if len(h.Groups) > 0 && !slices.Contains(h.Groups, g.name) {
