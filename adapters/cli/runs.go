@@ -54,6 +54,9 @@ func NewRunsCommand(deps RunsDeps) *cobra.Command {
 		Long: "Talk to a running `sluice serve` over its REST API. The server comes from --server, else\n" +
 			"--context (or the current context), else the " + ServerFileName + " a local serve wrote into --data-dir.\n" +
 			"The token comes from --token, else the context's token file, else " + TokenFile + " in --data-dir.",
+		Example: `  sluice runs submit orders.yaml --wait
+  sluice runs list --status failed -o name | xargs -n1 sluice runs rollback
+  sluice runs logs 01J9Z3K6V4N8Q2R5T7W9Y1B3D5 -f`,
 	}
 	cmd.AddCommand(newRunsSubmit(f), newRunsList(f), newRunsGet(f), newRunsCancel(f), newRunsLogs(f), newRunsDelete(f),
 		newRunsWait(f), newRunsRollback(f), newRunsShards(f), newRunsConfig(f))
