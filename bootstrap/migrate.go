@@ -49,7 +49,7 @@ func addMigrate(root *cobra.Command, p *process) {
 			Short: "Apply the pending migrations",
 			Example: `  sluice migrate up                           # the SQLite history of ./.sluice
   sluice migrate up --history postgres://sluice@db:5432/sluice --json`,
-			RunE:  func(cmd *cobra.Command, _ []string) error { return p.migrateUp(cmd, f) },
+			RunE: func(cmd *cobra.Command, _ []string) error { return p.migrateUp(cmd, f) },
 		},
 		&cobra.Command{
 			Use:   "status",
@@ -57,7 +57,7 @@ func addMigrate(root *cobra.Command, p *process) {
 			Long:  "List applied and pending migrations, and say whether this binary is older than the schema.",
 			Example: `  sluice migrate status
   sluice migrate status --history postgres://sluice@db:5432/sluice --json`,
-			RunE:  func(cmd *cobra.Command, _ []string) error { return p.migrateStatus(cmd, f) },
+			RunE: func(cmd *cobra.Command, _ []string) error { return p.migrateStatus(cmd, f) },
 		},
 	)
 	root.AddCommand(cli.EnvAll(cmd))
