@@ -413,3 +413,27 @@ func TestScheduleListFormats(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	require.Contains(t, out, "OVERLAP")
 }
+
+// On a terminal --wait keeps one progress line (run, elapsed, log lines, the last line)
+// and clears it before the outcome; elsewhere it writes no control characters.
+func TestWaitProgressLineOnATerminal(t *testing.T) {
+	t.Parallel()
+	for _, term := range []bool{true, false} {
+		h := newRunsHarness(t)
+		h.svc.script = []string{"pending", "running", "running", "completed"}
+		deps := cli.RunsDeps{HTTP: h.srv.Client(), IsTerminal: func(io.Writer) bool { return term }}
+		code, out, stderr := execIn(t, deps, map[string]string{"SLUICE_SERVER": h.srv.URL, "SLUICE_DATA_DIR": h.dataDir},
+			"runs", "submit", runsConfigFile(t), "--wait")
+		require.Equal(t, 0, code, stderr)
+		require.Equal(t, "completed: run r-new: 3 rows read, 3 written, 1 pages, 20ms\n", out)
+		if !term {
+			require.NotContains(t, stderr, "\x1b[", "no control characters off a terminal")
+			continue
+		}
+		require.Contains(t, stderr, "\r\x1b[Krun r-new · ")
+		require.Contains(t, stderr, " · 1 log lines · status pending")
+		require.Contains(t, stderr, " · 4 log lines · status completed")
+		require.Greater(t, strings.LastIndex(stderr, "\r\x1b[K"), strings.LastIndex(stderr, "log lines"),
+			"the line is cleared before the outcome is printed:\n%q", stderr)
+	}
+}

@@ -31,6 +31,9 @@ type RunsDeps struct {
 	ConfigDir string
 	// Interrupt derives the context a wait ends with on Ctrl-C; nil listens for SIGINT.
 	Interrupt func(context.Context) (context.Context, context.CancelFunc)
+	// IsTerminal says whether stderr is a terminal (where a wait keeps a progress line);
+	// nil asks the OS.
+	IsTerminal func(io.Writer) bool
 }
 
 // runsFlags are the global flags as a server command sees them, filled by client().
