@@ -58,6 +58,8 @@ func newScheduleCreate(deps RunsDeps) *cobra.Command {
 	fl.StringArrayVar(&params, "param", nil, "template param NAME=VALUE (repeatable)")
 	fl.StringArrayVar(&labels, "label", nil, "label KEY=VALUE of its runs (repeatable)")
 	fl.StringVar(&req.Pool, "pool", "", "pool its runs execute in")
+	// Without a cron the server can only refuse; say so here, before the round trip.
+	_ = cmd.MarkFlagRequired("cron")
 	return cmd
 }
 
@@ -241,6 +243,10 @@ func NewBackfillCommand(deps RunsDeps) *cobra.Command {
 	fl.StringArrayVar(&params, "param", nil, "template param NAME=VALUE (repeatable)")
 	fl.StringVar(&req.Pool, "pool", "", "pool its runs execute in")
 	fl.IntVar(&req.MaxActive, "max-active", 0, "runs of the backfill executing at once, 1 to 1000 (default 1)")
+	// The range and the window have no default on the server either: refused here first.
+	for _, name := range []string{"from", "to", "window"} {
+		_ = cmd.MarkFlagRequired(name)
+	}
 	return cmd
 }
 
