@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"context"
 	"flag"
 	"fmt"
@@ -393,7 +394,8 @@ func TestRefusedParamsExit2(t *testing.T) {
 	require.Contains(t, stderr, "params.day: must be at least 2020-01-01 (min)")
 }
 
-// Schedules print in every -o format: names for pipes, a JSON array for a list (even of one).
+// Schedules print in every -o format: names for pipes, and for -o json the REST body of
+// GET /v1/schedules (an object holding the list, like every other list), even for one.
 func TestScheduleListFormats(t *testing.T) {
 	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -408,7 +410,12 @@ func TestScheduleListFormats(t *testing.T) {
 	require.Equal(t, "s-1\n", out)
 	code, out, stderr = execIn(t, cli.RunsDeps{}, env, "schedule", "list", "-o", "json")
 	require.Equal(t, 0, code, stderr)
-	require.True(t, strings.HasPrefix(strings.TrimSpace(out), "["), "a list is an array:\n%s", out)
+	var body struct {
+		Schedules []map[string]any `json:"schedules"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &body), out)
+	require.Len(t, body.Schedules, 1, out)
+	require.Equal(t, "s-1", body.Schedules[0]["id"])
 	code, out, stderr = execIn(t, cli.RunsDeps{}, env, "schedule", "list", "-o", "wide")
 	require.Equal(t, 0, code, stderr)
 	require.Contains(t, out, "OVERLAP")

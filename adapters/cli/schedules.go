@@ -146,8 +146,16 @@ func newScheduleTicks(deps RunsDeps) *cobra.Command {
 	return cmd
 }
 
-// scheduleView shows a list of schedules in the format -o chose (JSON: an array, even of one).
-func scheduleView(list ...client.Schedule) view { return schedulesView(list, list) }
+// scheduleView shows a list of schedules in the format -o chose; JSON and YAML are the
+// body of GET /v1/schedules, as every other list prints its REST shape.
+func scheduleView(list ...client.Schedule) view {
+	if list == nil {
+		list = []client.Schedule{}
+	}
+	return schedulesView(struct {
+		Schedules []client.Schedule `json:"schedules"`
+	}{list}, list)
+}
 
 // oneScheduleView shows one schedule (JSON: the object).
 func oneScheduleView(sc client.Schedule) view { return schedulesView(sc, []client.Schedule{sc}) }
