@@ -29,7 +29,15 @@ func Main(args []string) int { return Run(context.Background(), args, cli.OSEnv(
 // Run is Main with the process environment given: args include the program name, env
 // supplies stdio and the variables both flags (SLUICE_*) and config directives read.
 func Run(ctx context.Context, args []string, env cli.Env) int {
-	p := &process{env: env, redactor: secret.NewRedactor(), info: buildInfo()}
+	root := newRootCommand(&process{env: env, redactor: secret.NewRedactor(), info: buildInfo()})
+	if len(args) > 0 {
+		args = args[1:]
+	}
+	return cli.Execute(ctx, root, args, env)
+}
+
+// newRootCommand is the whole command tree of the binary.
+func newRootCommand(p *process) *cobra.Command {
 	root := cli.NewRoot(p.info)
 	for _, add := range []group{
 		addVersion,
@@ -45,10 +53,7 @@ func Run(ctx context.Context, args []string, env cli.Env) int {
 	} {
 		add(root, p)
 	}
-	if len(args) > 0 {
-		args = args[1:]
-	}
-	return cli.Execute(ctx, root, args, env)
+	return root
 }
 
 func addVersion(root *cobra.Command, p *process) { root.AddCommand(cli.NewVersionCommand(p.info)) }

@@ -35,6 +35,9 @@ func addMigrate(root *cobra.Command, p *process) {
 		Long: "Apply (up) or list (status) the schema migrations of the run history. `sluice serve`\n" +
 			"applies them at start unless --no-migrate; use these with --no-migrate, or to check\n" +
 			"whether this binary is older than a history's schema.",
+		Example: `  sluice migrate status --history postgres://sluice@db:5432/sluice
+  sluice migrate up --history postgres://sluice@db:5432/sluice
+  sluice serve --no-migrate --history postgres://sluice@db:5432/sluice`,
 	}
 	pf := cmd.PersistentFlags()
 	pf.StringVar(&f.history, "history", "", "run history: sqlite:PATH, sqlite://PATH, postgres://… or postgresql://… (default sqlite:<data-dir>/"+HistoryFileName+")")
@@ -44,13 +47,17 @@ func addMigrate(root *cobra.Command, p *process) {
 		&cobra.Command{
 			Use:   "up",
 			Short: "Apply the pending migrations",
-			RunE:  func(cmd *cobra.Command, _ []string) error { return p.migrateUp(cmd, f) },
+			Example: `  sluice migrate up                           # the SQLite history of ./.sluice
+  sluice migrate up --history postgres://sluice@db:5432/sluice --json`,
+			RunE: func(cmd *cobra.Command, _ []string) error { return p.migrateUp(cmd, f) },
 		},
 		&cobra.Command{
 			Use:   "status",
 			Short: "List applied and pending migrations",
 			Long:  "List applied and pending migrations, and say whether this binary is older than the schema.",
-			RunE:  func(cmd *cobra.Command, _ []string) error { return p.migrateStatus(cmd, f) },
+			Example: `  sluice migrate status
+  sluice migrate status --history postgres://sluice@db:5432/sluice --json`,
+			RunE: func(cmd *cobra.Command, _ []string) error { return p.migrateStatus(cmd, f) },
 		},
 	)
 	root.AddCommand(cli.EnvAll(cmd))

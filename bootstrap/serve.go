@@ -58,6 +58,11 @@ func addServe(root *cobra.Command, p *process) {
 			"OpenTelemetry traces (requests, submit, claim, run attempts with pages as events, finish) when\n" +
 			"--otlp-endpoint or OTEL_EXPORTER_OTLP_ENDPOINT names an OTLP/HTTP receiver; a run keeps the\n" +
 			"submitter's traceparent, so its spans join that trace on whichever member executes it.",
+		Example: `  sluice serve --allow-path .                 # 127.0.0.1:8080, history in ./.sluice/history.db
+  sluice serve --mcp --mcp-allow-mutations
+  sluice serve --require-approval run --auth-config principals.yaml
+  sluice serve --cluster --history postgres://sluice@db:5432/sluice --auth-config principals.yaml \
+    --vault-key "$(cat vault.key)" --listen 0.0.0.0:8080 --pool default --pool gpu`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return p.serve(cmd, f) },
 	}

@@ -14,13 +14,17 @@ import (
 func addVault(root *cobra.Command, p *process) {
 	f := &migrateFlags{}
 	var keys vaultFlags
-	cmd := &cobra.Command{Use: "vault", Short: "Manage the sealed parts of the run history"}
+	cmd := &cobra.Command{Use: "vault", Short: "Manage the sealed parts of the run history",
+		Example: `  sluice vault rewrap --history postgres://sluice@db:5432/sluice --vault-key "$NEW" --vault-previous-key "$OLD"`}
 	rewrap := &cobra.Command{
 		Use:   "rewrap",
 		Short: "Re-seal every sealed config, secret and template under the current vault key",
 		Long: "Re-seal every sealed config, secret and template of the history under --vault-key.\n" +
 			"Give the keys they were sealed with as --vault-previous-key. Rows already under the\n" +
 			"current key are opened (so tampering is found) and left alone; it is safe to run again.",
+		Example: `  # 1. restart every member with --vault-key NEW --vault-previous-key OLD, then:
+  sluice vault rewrap --history postgres://sluice@db:5432/sluice --vault-key "$NEW" --vault-previous-key "$OLD"
+  sluice vault rewrap --data-dir .sluice --vault-key "$(cat new.key)" --vault-previous-key "$(cat old.key)"`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if keys.key == "" {
 				return cli.Usage(fmt.Errorf("--vault-key is required: the key to re-seal under (SLUICE_VAULT_KEY)"))

@@ -65,7 +65,8 @@ func detailsText(m map[string]any) string {
 // NewClusterCommand is `sluice cluster status`: the members the server sees.
 func NewClusterCommand(deps RunsDeps) *cobra.Command {
 	f := &runsFlags{deps: deps}
-	cmd := &cobra.Command{Use: "cluster", Short: "Show the cluster a sluice server belongs to"}
+	cmd := &cobra.Command{Use: "cluster", Short: "Show the cluster a sluice server belongs to",
+		Example: "  sluice cluster status -o wide"}
 	cmd.AddCommand(&cobra.Command{
 		Use:   "status",
 		Short: "Show the member's health and every live member with its pools and load",

@@ -17,6 +17,8 @@ func NewChangeRequestsCommand(deps RunsDeps) *cobra.Command {
 		Use:     "change-requests",
 		Aliases: []string{"cr"},
 		Short:   "List, show, approve and reject proposed runs waiting for another operator",
+		Example: `  sluice change-requests list --status proposed
+  sluice change-requests approve 01J9Z3K6V4N8Q2R5T7W9Y1B3D5 --wait`,
 	}
 	cmd.AddCommand(newCRList(f), newCRGet(f), newCRDecide(f, true), newCRDecide(f, false))
 	return cmd

@@ -3,6 +3,7 @@ package cli_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -393,7 +394,8 @@ func TestRefusedParamsExit2(t *testing.T) {
 	require.Contains(t, stderr, "params.day: must be at least 2020-01-01 (min)")
 }
 
-// Schedules print in every -o format: names for pipes, a JSON array for a list (even of one).
+// Schedules print in every -o format: names for pipes, and for -o json the REST body of
+// GET /v1/schedules (an object holding the list, like every other list), even for one.
 func TestScheduleListFormats(t *testing.T) {
 	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -408,8 +410,37 @@ func TestScheduleListFormats(t *testing.T) {
 	require.Equal(t, "s-1\n", out)
 	code, out, stderr = execIn(t, cli.RunsDeps{}, env, "schedule", "list", "-o", "json")
 	require.Equal(t, 0, code, stderr)
-	require.True(t, strings.HasPrefix(strings.TrimSpace(out), "["), "a list is an array:\n%s", out)
+	var body struct {
+		Schedules []map[string]any `json:"schedules"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &body), out)
+	require.Len(t, body.Schedules, 1, out)
+	require.Equal(t, "s-1", body.Schedules[0]["id"])
 	code, out, stderr = execIn(t, cli.RunsDeps{}, env, "schedule", "list", "-o", "wide")
 	require.Equal(t, 0, code, stderr)
 	require.Contains(t, out, "OVERLAP")
+}
+
+// On a terminal --wait keeps one progress line (run, elapsed, log lines, the last line)
+// and clears it before the outcome; elsewhere it writes no control characters.
+func TestWaitProgressLineOnATerminal(t *testing.T) {
+	t.Parallel()
+	for _, term := range []bool{true, false} {
+		h := newRunsHarness(t)
+		h.svc.script = []string{"pending", "running", "running", "completed"}
+		deps := cli.RunsDeps{HTTP: h.srv.Client(), IsTerminal: func(io.Writer) bool { return term }}
+		code, out, stderr := execIn(t, deps, map[string]string{"SLUICE_SERVER": h.srv.URL, "SLUICE_DATA_DIR": h.dataDir},
+			"runs", "submit", runsConfigFile(t), "--wait")
+		require.Equal(t, 0, code, stderr)
+		require.Equal(t, "completed: run r-new: 3 rows read, 3 written, 1 pages, 20ms\n", out)
+		if !term {
+			require.NotContains(t, stderr, "\x1b[", "no control characters off a terminal")
+			continue
+		}
+		require.Contains(t, stderr, "\r\x1b[Krun r-new · ")
+		require.Contains(t, stderr, " · 1 log lines · status pending")
+		require.Contains(t, stderr, " · 4 log lines · status completed")
+		require.Greater(t, strings.LastIndex(stderr, "\r\x1b[K"), strings.LastIndex(stderr, "log lines"),
+			"the line is cleared before the outcome is printed:\n%q", stderr)
+	}
 }

@@ -44,7 +44,8 @@ func NewConnectorsCommand(specs func() []pipeline.Spec) *cobra.Command {
 		slices.SortFunc(list, func(a, b pipeline.Spec) int { return cmp.Compare(a.Type, b.Type) })
 		return list
 	}
-	cmd := &cobra.Command{Use: "connectors", Short: "List the connectors of this binary and describe their config keys"}
+	cmd := &cobra.Command{Use: "connectors", Short: "List the connectors of this binary and describe their config keys",
+		Example: "  sluice connectors list\n  sluice connectors describe postgres"}
 	list := &cobra.Command{
 		Use:     "list",
 		Short:   "List connectors with what they can be (source, sink) and do",

@@ -19,6 +19,9 @@ func NewContextCommand(deps RunsDeps) *cobra.Command {
 		Long: "A context is a server URL and the file holding its token. The current context is used by every\n" +
 			"server command unless --server, --context or an explicit --data-dir says otherwise. Contexts live in\n" +
 			ContextsFile + " under $SLUICE_CONFIG_DIR, else $XDG_CONFIG_HOME/sluice, else ~/.config/sluice.",
+		Example: `  sluice context add prod --server https://sluice.example.com --token-file prod.token --use
+  sluice context list
+  sluice --context prod runs list`,
 	}
 	cmd.AddCommand(newContextAdd(f), newContextUse(f), newContextList(f), newContextDelete(f))
 	return cmd

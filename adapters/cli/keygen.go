@@ -17,6 +17,9 @@ func NewKeygenCommand(gen func() (string, error)) *cobra.Command {
 		Long: "keygen prints 32 random bytes in base64: a key for --vault-key (SLUICE_VAULT_KEY).\n" +
 			"Every member of a cluster needs the same key. To rotate, start the members with the new\n" +
 			"key and the old one as --vault-previous-key, then run `sluice vault rewrap`.",
+		Example: `  sluice keygen > vault.key
+  sluice serve --vault-key "$(cat vault.key)"
+  export SLUICE_VAULT_KEY=$(sluice keygen)    # the same key on every member`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			key, err := gen()

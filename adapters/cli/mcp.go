@@ -27,6 +27,10 @@ func NewMCPCommand(deps RunsDeps) *cobra.Command {
 		Long: "Speak the Model Context Protocol on stdin/stdout for an AI agent, relaying every message to\n" +
 			"the /mcp endpoint of --server (which runs `sluice serve --mcp`). The token comes from --token,\n" +
 			"else from the file " + TokenFile + " in --data-dir. Logs go to stderr only.",
+		Example: `  sluice mcp                                   # the local server of ./.sluice
+  sluice mcp --data-dir /srv/sluice/.sluice
+  sluice mcp --server https://sluice.example.com --token "$(cat agent.token)"
+  # an agent's configuration: {"command": "sluice", "args": ["mcp", "--data-dir", "/path/to/.sluice"]}`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return f.proxyMCP(cmd) },
 	}

@@ -79,6 +79,10 @@ func NewRoot(info Info) *cobra.Command {
 			"confirmed page. The global flags (--server, --token, --data-dir, --context, --output) and the\n" +
 			"flags of serve, run and migrate can also be set with SLUICE_<FLAG> (e.g. --data-dir → SLUICE_DATA_DIR);\n" +
 			"the filters of a single call (runs list --pool …) never read the environment.",
+		Example: `  sluice init demo && cd demo && sluice run orders.yaml
+  sluice serve --allow-path . &
+  sluice runs submit orders.yaml --wait
+  sluice runs list -o wide`,
 		Version:       info.Version,
 		SilenceErrors: true,
 		SilenceUsage:  true,

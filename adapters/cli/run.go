@@ -41,6 +41,10 @@ func NewRunCommand(l Local) *cobra.Command {
 		Long: "Run one pipeline in the foreground and print a one-line summary.\n" +
 			"Exit code 0 on success, 1 when the pipeline fails or is interrupted, 2 on a config error.\n" +
 			"FILE may be - to read the config from stdin.",
+		Example: `  sluice run orders.yaml
+  sluice run orders.tpl.yaml --param day=2026-12-01 --timeout 10m
+  sluice run orders.yaml --json --quiet
+  cat orders.yaml | sluice run -`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return l.run(cmd, args[0], o) },
 	}

@@ -31,6 +31,9 @@ type RunsDeps struct {
 	ConfigDir string
 	// Interrupt derives the context a wait ends with on Ctrl-C; nil listens for SIGINT.
 	Interrupt func(context.Context) (context.Context, context.CancelFunc)
+	// IsTerminal says whether stderr is a terminal (where a wait keeps a progress line);
+	// nil asks the OS.
+	IsTerminal func(io.Writer) bool
 }
 
 // runsFlags are the global flags as a server command sees them, filled by client().
@@ -54,6 +57,9 @@ func NewRunsCommand(deps RunsDeps) *cobra.Command {
 		Long: "Talk to a running `sluice serve` over its REST API. The server comes from --server, else\n" +
 			"--context (or the current context), else the " + ServerFileName + " a local serve wrote into --data-dir.\n" +
 			"The token comes from --token, else the context's token file, else " + TokenFile + " in --data-dir.",
+		Example: `  sluice runs submit orders.yaml --wait
+  sluice runs list --status failed -o name | xargs -n1 sluice runs rollback
+  sluice runs logs 01J9Z3K6V4N8Q2R5T7W9Y1B3D5 -f`,
 	}
 	cmd.AddCommand(newRunsSubmit(f), newRunsList(f), newRunsGet(f), newRunsCancel(f), newRunsLogs(f), newRunsDelete(f),
 		newRunsWait(f), newRunsRollback(f), newRunsShards(f), newRunsConfig(f))

@@ -31,6 +31,9 @@ func NewScheduleCommand(deps ScheduleDeps) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "schedule",
 		Short: "Preview cron expressions; create, list, pause, resume and delete schedules on a sluice server",
+		Example: `  sluice schedule next "30 2 * * *" --timezone Europe/Berlin
+  sluice schedule create orders --cron "30 2 * * *" --timezone Europe/Berlin --param day=2026-12-01
+  sluice schedule list`,
 	}
 	cmd.AddCommand(newScheduleNext(deps))
 	cmd.AddCommand(scheduleServerCommands(deps.Runs)...)

@@ -58,6 +58,8 @@ func newScheduleCreate(deps RunsDeps) *cobra.Command {
 	fl.StringArrayVar(&params, "param", nil, "template param NAME=VALUE (repeatable)")
 	fl.StringArrayVar(&labels, "label", nil, "label KEY=VALUE of its runs (repeatable)")
 	fl.StringVar(&req.Pool, "pool", "", "pool its runs execute in")
+	// Without a cron the server can only refuse; say so here, before the round trip.
+	_ = cmd.MarkFlagRequired("cron")
 	return cmd
 }
 
@@ -144,8 +146,16 @@ func newScheduleTicks(deps RunsDeps) *cobra.Command {
 	return cmd
 }
 
-// scheduleView shows a list of schedules in the format -o chose (JSON: an array, even of one).
-func scheduleView(list ...client.Schedule) view { return schedulesView(list, list) }
+// scheduleView shows a list of schedules in the format -o chose; JSON and YAML are the
+// body of GET /v1/schedules, as every other list prints its REST shape.
+func scheduleView(list ...client.Schedule) view {
+	if list == nil {
+		list = []client.Schedule{}
+	}
+	return schedulesView(struct {
+		Schedules []client.Schedule `json:"schedules"`
+	}{list}, list)
+}
 
 // oneScheduleView shows one schedule (JSON: the object).
 func oneScheduleView(sc client.Schedule) view { return schedulesView(sc, []client.Schedule{sc}) }
@@ -241,6 +251,10 @@ func NewBackfillCommand(deps RunsDeps) *cobra.Command {
 	fl.StringArrayVar(&params, "param", nil, "template param NAME=VALUE (repeatable)")
 	fl.StringVar(&req.Pool, "pool", "", "pool its runs execute in")
 	fl.IntVar(&req.MaxActive, "max-active", 0, "runs of the backfill executing at once, 1 to 1000 (default 1)")
+	// The range and the window have no default on the server either: refused here first.
+	for _, name := range []string{"from", "to", "window"} {
+		_ = cmd.MarkFlagRequired(name)
+	}
 	return cmd
 }
 

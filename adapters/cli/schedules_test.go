@@ -182,14 +182,38 @@ func TestBackfillCommand(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	require.Equal(t, "version: 1\nname: piped\n", string(svc.backfills[1].Config))
 
-	code, _, errOut = exec("backfill", "--from", "2026-03-01T00:00:00Z")
+	code, _, errOut = exec("backfill", "--from", "2026-03-01T00:00:00Z", "--to", "2026-03-02T00:00:00Z", "--window", "P1D")
 	require.Equal(t, 2, code)
 	require.Contains(t, errOut, "TEMPLATE")
-	code, _, errOut = exec("backfill", "orders", "--config", "-")
+	code, _, errOut = exec("backfill", "orders", "--config", "-", "--from", "2026-03-01T00:00:00Z", "--to", "2026-03-02T00:00:00Z", "--window", "P1D")
 	require.Equal(t, 2, code)
 	require.Contains(t, errOut, "not both")
 	code, _, errOut = exec("backfill", "orders", "--from", "yesterday", "--to", "2026-03-02T00:00:00Z", "--window", "P1D")
 	require.Equal(t, 2, code)
 	require.Contains(t, errOut, "from")
 	require.Len(t, svc.backfills, 2, "refused requests reach no service")
+}
+
+// A flag the server cannot do without is refused before any request, naming the flag and
+// the subcommand's help, not with "cannot reach the server" or a round trip.
+func TestRequiredFlagsAreRefusedLocally(t *testing.T) {
+	t.Parallel()
+	svc, exec := scheduleCLI(t)
+	for _, tc := range []struct {
+		args    []string
+		missing string
+		help    string
+	}{
+		{[]string{"schedule", "create", "orders", "--param", "day=2026-12-01"}, `"cron"`, "sluice schedule create --help"},
+		{[]string{"backfill", "orders", "--to", "2026-03-02T00:00:00Z", "--window", "P1D"}, `"from"`, "sluice backfill --help"},
+		{[]string{"backfill", "orders", "--from", "2026-03-01T00:00:00Z", "--window", "P1D"}, `"to"`, "sluice backfill --help"},
+		{[]string{"backfill", "orders", "--from", "2026-03-01T00:00:00Z", "--to", "2026-03-02T00:00:00Z"}, `"window"`, "sluice backfill --help"},
+	} {
+		code, _, errOut := exec(tc.args...)
+		require.Equal(t, cli.ExitUsage, code, "%v: %s", tc.args, errOut)
+		require.Contains(t, errOut, tc.missing, tc.args)
+		require.Contains(t, errOut, "Run '"+tc.help+"' for usage.", tc.args)
+	}
+	require.Empty(t, svc.created, "no schedule request was sent")
+	require.Empty(t, svc.backfills, "no backfill request was sent")
 }

@@ -20,6 +20,9 @@ func NewTemplatesCommand(deps RunsDeps) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "templates",
 		Short: "Register, list, show, run, fan out and delete templates on a sluice server",
+		Example: `  sluice templates register orders.tpl.yaml
+  sluice templates run orders --param day=2026-12-01 --wait
+  sluice templates fanout orders --param day=2026-12-02,2026-12-03`,
 	}
 	cmd.AddCommand(newTemplatesRegister(f), newTemplatesList(f), newTemplatesRun(f), newTemplatesGet(f),
 		newTemplatesDelete(f), newTemplatesFanout(f))

@@ -44,6 +44,9 @@ func NewValidateCommand(l Local) *cobra.Command {
 			"A template's ${backfill.start} and ${backfill.end} are checked with the sample window of the\n" +
 			"day before now (a backfill gives each run its own window).\n" +
 			"Exit code 0 when valid, 2 when invalid, 1 when --connect fails.",
+		Example: `  sluice validate orders.yaml
+  sluice validate orders.yaml --connect      # also logs in to the source and the sink
+  sluice validate bad.yaml --json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return l.validate(cmd, args[0], o) },
 	}

@@ -16,6 +16,8 @@ func NewVersionCommand(info Info) *cobra.Command {
 		Long: "Print the version (the -ldflags version, else the module version, else (devel)), the VCS\n" +
 			"commit the binary was built from (\"-dirty\" when the tree had uncommitted changes), the Go\n" +
 			"release and the platform.",
+		Example: `  sluice version
+  sluice version --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			out := cmd.OutOrStdout()

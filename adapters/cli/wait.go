@@ -80,7 +80,11 @@ func (f *runsFlags) wait(cmd *cobra.Command, c *client.Client, id string, timeou
 		waitCtx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
-	p := newWaitLine(stderr, id, IsTerminal(stderr))
+	isTerminal := f.deps.IsTerminal
+	if isTerminal == nil {
+		isTerminal = IsTerminal
+	}
+	p := newWaitLine(stderr, id, isTerminal(stderr))
 	var after int64
 	for {
 		_, err := c.FollowLogs(waitCtx, id, after, func(l client.LogLine) error {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sluicehq/sluice/adapters/telemetry/otlptest"
 	"github.com/sluicehq/sluice/tests/e2e"
 	"github.com/sluicehq/sluice/tests/testdb"
 )
@@ -45,7 +46,14 @@ var (
 	// readmeHistory is the PostgreSQL URL the README's cluster block names; the test
 	// gives the block a database of its own (SLUICE_TEST_POSTGRES_URL) in its place.
 	readmeHistory = "postgres://sluice@db:5432/sluice"
-	dataDirFlag   = regexp.MustCompile(`--data-dir[ =](\S+)`)
+	// readmeCollector is the OTLP receiver the README's Tracing block names; the test
+	// gives the block a receiver of its own in its place and checks the trace it got.
+	readmeCollector = "http://collector:4318"
+	// goRun is how the set-up block starts the server from the checkout; the test runs
+	// the binary built from that same checkout in its place (the block runs in a fresh
+	// directory, where `go run .` has no module to build).
+	goRun       = regexp.MustCompile(`(?m)^go run \. `)
+	dataDirFlag = regexp.MustCompile(`--data-dir[ =](\S+)`)
 )
 
 // readmeBlocks reads the tested blocks of the README, each a list of commands, and the
@@ -138,14 +146,19 @@ func TestReadmeBlocksRunAsWritten(t *testing.T) {
 	bin := t.TempDir()
 	require.NoError(t, os.Symlink(e2e.Bin(t), filepath.Join(bin, "sluice")))
 	for i, block := range blocks {
+		require.NotEmpty(t, block, "tested block %d has no `$ command` line", i)
 		t.Run(fmt.Sprintf("block at line %d", block[0].line), func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
 			copyExamples(t, dir)
-			block = localizeBlock(t, block)
+			block, collector := localizeBlock(t, block)
 			out := runBlock(t, dir, bin, block)
 			require.NotContains(t, out, "@@unfinished", "block %d:\n%s", i, out)
 			checkBlock(t, block, out)
+			if collector != nil {
+				// runBlock stopped the servers, and a stop flushes their exporters.
+				checkReadmeTrace(t, collector.Spans())
+			}
 		})
 	}
 }
@@ -166,13 +179,22 @@ func copyExamples(t *testing.T, dir string) {
 	}
 }
 
-// localizeBlock gives the block free ports for the README's local addresses and a
-// database of its own for the README's PostgreSQL URL.
-func localizeBlock(t *testing.T, block []readmeCommand) []readmeCommand {
+// localizeBlock gives the block free ports for the README's local addresses, a database
+// of its own for the README's PostgreSQL URL, an OTLP receiver of its own for the README's
+// collector (returned, nil when the block names none) and the built binary for `go run .`.
+func localizeBlock(t *testing.T, block []readmeCommand) ([]readmeCommand, *otlptest.Receiver) {
 	t.Helper()
 	ports := map[string]string{}
 	history := ""
+	var collector *otlptest.Receiver
 	sub := func(s string) string {
+		if strings.Contains(s, readmeCollector) {
+			if collector == nil {
+				collector = otlptest.NewReceiver()
+				t.Cleanup(collector.Close)
+			}
+			s = strings.ReplaceAll(s, readmeCollector, collector.URL)
+		}
 		s = localAddr.ReplaceAllStringFunc(s, func(m string) string {
 			host, port, _ := strings.Cut(m, ":")
 			if ports[port] == "" {
@@ -190,7 +212,7 @@ func localizeBlock(t *testing.T, block []readmeCommand) []readmeCommand {
 	}
 	out := make([]readmeCommand, len(block))
 	for i, c := range block {
-		c.command = sub(c.command)
+		c.command = goRun.ReplaceAllString(sub(c.command), "sluice ")
 		want := make([]string, len(c.want))
 		for j, w := range c.want {
 			want[j] = sub(w)
@@ -203,7 +225,7 @@ func localizeBlock(t *testing.T, block []readmeCommand) []readmeCommand {
 		_, ports["8080"], _ = strings.Cut(freeAddr(t), ":")
 	}
 	out[0].command = "export SLUICE_LISTEN=127.0.0.1:" + ports["8080"] + "\n" + out[0].command
-	return out
+	return out, collector
 }
 
 // runBlock runs the block's commands in one bash, each between markers that carry its
