@@ -55,7 +55,7 @@ func (*Connector) Spec() pipeline.Spec {
 			"JSON messages from an idempotent producer, exactly-once through Kafka transactions.",
 		ExactlyOnce: true,
 		Shardable:   true,
-		Fields: []pipeline.FieldSpec{
+		Fields: append([]pipeline.FieldSpec{
 			{Name: "brokers", Type: pipeline.FieldStrings, Required: true,
 				Description: "Bootstrap brokers as host:port; every connection is dialed through the server's host policy."},
 			{Name: "topic", Type: pipeline.FieldString, Required: true, Description: "The topic read or written."},
@@ -75,7 +75,7 @@ func (*Connector) Spec() pipeline.Spec {
 			{Name: "timeout_secs", Type: pipeline.FieldInt, Default: int64(30), Min: ptr(1),
 				Description: "How long opening waits for the brokers to answer before the run fails."},
 			retry.Field(),
-		},
+		}, securityFields()...),
 		Check: check,
 	}
 }
@@ -94,6 +94,7 @@ func check(role pipeline.Role, c map[string]any, path string) pipeline.Errors {
 			}
 		}
 	}
+	errs = append(errs, checkSecurity(c, path)...)
 	return append(errs, retry.Check(c, path)...)
 }
 
@@ -130,6 +131,7 @@ type common struct {
 	topic   string
 	timeout time.Duration
 	retry   retry.Policy
+	sec     security
 }
 
 func commonOf(c map[string]any) (common, error) {
@@ -163,6 +165,9 @@ func commonOf(c map[string]any) (common, error) {
 	if o.retry, err = retry.Parse(c, retry.Default()); err != nil {
 		return o, err
 	}
+	if o.sec, err = securityOf(c); err != nil {
+		return o, err
+	}
 	return o, nil
 }
 
@@ -171,6 +176,7 @@ func commonOf(c map[string]any) (common, error) {
 // the client's generic "unable to dial" after its own retries.
 type dialer struct {
 	reach   execute.Reach
+	sec     security
 	cancel  context.CancelFunc // ends the open at the first refusal: retrying cannot help
 	mu      sync.Mutex
 	refusal error
@@ -178,7 +184,11 @@ type dialer struct {
 
 func (d *dialer) dial(ctx context.Context, network, addr string) (net.Conn, error) {
 	conn, err := d.reach.Dial(ctx, "brokers", network, addr)
-	if err != nil && reach.CodeOf(err) != "" {
+	if err == nil {
+		conn, err = d.sec.handshake(ctx, conn, addr)
+	}
+	var refused *tlsRefusal
+	if err != nil && (reach.CodeOf(err) != "" || errors.As(err, &refused)) {
 		d.mu.Lock()
 		if d.refusal == nil {
 			d.refusal = err
@@ -198,19 +208,19 @@ func (d *dialer) explain(err error) error {
 	if d.refusal != nil {
 		return d.refusal
 	}
-	return err
+	return d.sec.explain(err)
 }
 
 // newClient builds a client for o with extra options; dials go through r.
 func newClient(o common, r execute.Reach, cancel context.CancelFunc, extra ...kgo.Opt) (*kgo.Client, *dialer, error) {
-	d := &dialer{reach: execute.ReachOf(r), cancel: cancel}
+	d := &dialer{reach: execute.ReachOf(r), sec: o.sec, cancel: cancel}
 	opts := append([]kgo.Opt{
 		kgo.SeedBrokers(o.brokers...),
 		kgo.Dialer(d.dial),
 		kgo.DialTimeout(min(o.timeout, 10*time.Second)),
 		kgo.RetryTimeout(o.timeout),
 		kgo.ClientID("sluice"),
-	}, extra...)
+	}, append(o.sec.opts(), extra...)...)
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return nil, d, fmt.Errorf("kafka client: %w", err)

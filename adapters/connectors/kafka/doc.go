@@ -8,4 +8,10 @@
 // the same transaction as the committed offset metadata of a consumer group named after
 // that key, so the position and the messages can never disagree and Kafka's producer
 // epoch fences a stale writer. Every broker connection is dialed through the run's Reach.
+//
+// Security (security.go): `tls: true` wraps each dialed connection in TLS inside the
+// connector's own dialer (franz-go refuses a custom Dialer together with its own TLS
+// option, and the dialer must stay ours so the dial policy sees every connection);
+// `sasl_mechanism` PLAIN / SCRAM-SHA-256 / SCRAM-SHA-512 logs in with sasl_username and
+// sasl_password (a ${secret:} value, redacted as a Secret field).
 package kafka

@@ -60,6 +60,7 @@ func readObjects(t *testing.T, srv *s3fake.Server, b, prefix string, cols []stri
 	keys, err := srv.Keys(ctx, b, prefix)
 	require.NoError(t, err)
 	var rows [][]any
+	keys = dataKeys(keys) // a writer still at work has its marker there
 	for _, k := range keys {
 		data, err := srv.Get(ctx, b, k)
 		require.NoError(t, err)

@@ -26,6 +26,15 @@
 // only on Commit and aborted on failure or cancellation, so no partial object is ever
 // visible (Durability AtEnd). A run that writes no row leaves no object.
 //
+// Fencing. A stale writer of a run (its lease lost while paused, the run taken over by
+// another member) would aim at the same deterministic names as the new owner. The sink
+// opens by writing its token into the shard's marker object
+// <prefix><run>/_sluice-writer-<shard> and aborting every upload already open under the
+// shard's names (an older writer's); Commit completes nothing unless the marker still
+// holds its token, and fails wrapping run.ErrLeaseLost otherwise (see fence.go for why
+// that closes the race). The marker is removed when its writer commits or aborts, and
+// the source never reads a marker as data.
+//
 // Errors. Network failures, 5xx answers, throttling (429, SlowDown) and timeouts are
 // marked execute.Transient and retried per request under the `retry` block; anything
 // else (no such bucket, access denied, a corrupt object) fails at once, naming the

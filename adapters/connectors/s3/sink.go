@@ -30,6 +30,7 @@ type sink struct {
 	opts     options
 	base     string // key prefix of this run's objects: <prefix><run>/part-<shard>-
 	partSize int64
+	fence    *writerFence
 
 	cur     *upload
 	w       format.Writer
@@ -54,7 +55,12 @@ func (c *Connector) OpenSink(ctx context.Context, req execute.WriteRequest) (exe
 	}); err != nil {
 		return nil, err
 	}
-	return &sink{st: st, opts: o, base: objectBase(o.prefix, req.Run, req.Shard), partSize: c.partSize}, nil
+	base := objectBase(o.prefix, req.Run, req.Shard)
+	fence, err := takeFence(ctx, st, base, req.Run != "")
+	if err != nil {
+		return nil, err
+	}
+	return &sink{st: st, opts: o, base: base, partSize: c.partSize, fence: fence}, nil
 }
 
 // objectBase is the deterministic start of every object name of a run's shard: the
@@ -180,7 +186,7 @@ func (s *sink) flush(ctx context.Context, last bool) error {
 		return nil
 	})
 	s.buf.Reset()
-	return err
+	return s.fence.wrap(err)
 }
 
 // finishObject ends the current object's format and uploads its last part; the upload
@@ -197,6 +203,8 @@ func (s *sink) finishObject(ctx context.Context) error {
 }
 
 // Commit completes every upload, in order: each object appears whole at that moment.
+// Nothing is completed unless this writer is still the run's newest: a stale one (its
+// lease lost, the run taken over) must not replace the new owner's objects.
 func (s *sink) Commit(ctx context.Context) error {
 	if s.done {
 		return fmt.Errorf("s3: the sink was already committed or aborted")
@@ -204,6 +212,13 @@ func (s *sink) Commit(ctx context.Context) error {
 	if s.err != nil {
 		s.Abort(ctx)
 		return fmt.Errorf("s3: not committing after a failed write: %w", s.err)
+	}
+	if len(s.pending) > 0 {
+		if err := s.fence.check(ctx, s.st); err != nil {
+			s.abortAll(context.WithoutCancel(ctx), s.pending)
+			s.done, s.pending = true, nil
+			return err
+		}
 	}
 	if s.cur != nil {
 		if err := s.finishObject(ctx); err != nil {
@@ -222,17 +237,18 @@ func (s *sink) Commit(ctx context.Context) error {
 		})
 		if err != nil {
 			s.abortAll(context.WithoutCancel(ctx), s.pending[i+1:])
-			return err
+			return s.fence.wrap(err)
 		}
 	}
 	s.pending = nil
-	return nil
+	return s.fence.release(ctx, s.st)
 }
 
 // Abort aborts every upload not completed: none of its parts ever becomes visible.
 func (s *sink) Abort(ctx context.Context) error {
 	s.done = true
-	err := s.abortAll(context.WithoutCancel(ctx), s.pending)
+	wctx := context.WithoutCancel(ctx)
+	err := errors.Join(s.abortAll(wctx, s.pending), s.fence.release(wctx, s.st))
 	s.pending, s.cur, s.w = nil, nil, nil
 	s.buf = bytes.Buffer{}
 	return err

@@ -107,7 +107,7 @@ func (s *store) list(ctx context.Context, glob string) ([]object, error) {
 		}
 		for _, o := range page.Contents {
 			key := aws.ToString(o.Key)
-			if strings.HasSuffix(key, "/") || !matches(glob, key) {
+			if strings.HasSuffix(key, "/") || isMarker(key) || !matches(glob, key) {
 				continue
 			}
 			out = append(out, object{key: key, size: aws.ToInt64(o.Size), etag: aws.ToString(o.ETag)})
