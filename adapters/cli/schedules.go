@@ -13,7 +13,7 @@ import (
 // scheduleServerCommands are `sluice schedule create|list|pause|resume|delete|ticks`.
 func scheduleServerCommands(deps RunsDeps) []*cobra.Command {
 	cmds := []*cobra.Command{newScheduleCreate(deps), newScheduleList(deps), newScheduleTicks(deps)}
-	for _, verb := range []string{"pause", "resume", "delete"} {
+	for _, verb := range []string{"get", "pause", "resume", "delete"} {
 		cmds = append(cmds, newScheduleChange(deps, verb))
 	}
 	return cmds
@@ -85,10 +85,11 @@ func newScheduleList(deps RunsDeps) *cobra.Command {
 	return cmd
 }
 
-// newScheduleChange is pause, resume or delete of one schedule.
+// newScheduleChange is get, pause, resume or delete of one schedule.
 func newScheduleChange(deps RunsDeps, verb string) *cobra.Command {
 	f := &runsFlags{deps: deps}
 	short := map[string]string{
+		"get":    "Show one schedule with its last and next tick",
 		"pause":  "Pause a schedule: its due ticks are recorded skipped (paused)",
 		"resume": "Resume a paused schedule from its next tick",
 		"delete": "Delete a schedule and its ticks (the runs it created stay)",
@@ -110,7 +111,12 @@ func newScheduleChange(deps RunsDeps, verb string) *cobra.Command {
 				_, err := fmt.Fprintf(cmd.OutOrStdout(), "deleted schedule %s\n", args[0])
 				return err
 			}
-			sc, err := c.SetSchedulePaused(cmd.Context(), args[0], verb == "pause")
+			var sc client.Schedule
+			if verb == "get" {
+				sc, err = c.GetSchedule(cmd.Context(), args[0])
+			} else {
+				sc, err = c.SetSchedulePaused(cmd.Context(), args[0], verb == "pause")
+			}
 			if err != nil {
 				return f.apiError(cmd, verb+" schedule "+args[0], err)
 			}

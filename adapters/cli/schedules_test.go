@@ -217,3 +217,19 @@ func TestRequiredFlagsAreRefusedLocally(t *testing.T) {
 	require.Empty(t, svc.created, "no schedule request was sent")
 	require.Empty(t, svc.backfills, "no backfill request was sent")
 }
+
+// GET /v1/schedules/{id} has its command, printing the REST object in -o json.
+func TestScheduleGet(t *testing.T) {
+	t.Parallel()
+	_, exec := scheduleCLI(t)
+	code, out, errOut := exec("schedule", "get", "s-7", "-o", "json")
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, `"id":"s-7"`)
+	require.Contains(t, out, `"next_tick":"2026-05-07T00:30:00Z"`)
+	code, out, errOut = exec("schedule", "get", "s-7", "-o", "name")
+	require.Equal(t, 0, code, errOut)
+	require.Equal(t, "s-7\n", out)
+	code, out, errOut = exec("schedule", "get", "s-7")
+	require.Equal(t, 0, code, errOut)
+	require.Regexp(t, `(?m)^s-7\s+orders\s+30 2 \* \* \*\s+Europe/Berlin`, out)
+}

@@ -103,6 +103,13 @@ func (c *Client) ListSchedules(ctx context.Context) ([]Schedule, error) {
 	return out.Schedules, err
 }
 
+// GetSchedule reads one schedule, with its last and next tick.
+func (c *Client) GetSchedule(ctx context.Context, id string) (Schedule, error) {
+	var out Schedule
+	_, err := c.do(ctx, http.MethodGet, "/v1/schedules/"+url.PathEscape(id), nil, nil, &out)
+	return out, err
+}
+
 // SetSchedulePaused pauses or resumes a schedule.
 func (c *Client) SetSchedulePaused(ctx context.Context, id string, paused bool) (Schedule, error) {
 	verb := "resume"
