@@ -180,6 +180,12 @@ WHERE `+l.fence()), append(counterArgs(p), l.fenceArgs(owner, ref)...)...).Exec(
 	return l.fenced(ref, res, err)
 }
 
+// stillRunning is the condition (and its arguments) that re-reads one candidate of
+// running under its row lock: it may have been renewed, finished or reclaimed since.
+func (l leased[R]) stillRunning(ref R, cond string, condArgs []any) (string, []any) {
+	return l.keyIs() + " AND status = 'running' AND " + cond, append(l.keyOf(ref), condArgs...)
+}
+
 // running lists (a batch of) the running items that cond (with condArgs) selects, in
 // key order, with their epochs: the candidates of a reclaim, each re-checked under its
 // row lock.

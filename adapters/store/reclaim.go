@@ -77,7 +77,8 @@ func (s *Store) reclaimOne(ctx context.Context, id, cond string, condArgs []any,
 			}
 			return err
 		}
-		l, err := s.lockRun(ctx, tx, "id = ? AND status = 'running' AND "+cond, append([]any{id}, condArgs...)...)
+		where, args := runLeases().stillRunning(cluster.Ref{ID: id}, cond, condArgs)
+		l, err := s.lockRun(ctx, tx, where, args...)
 		if err != nil || l == nil {
 			return err // nil: renewed, finished or reclaimed by a peer meanwhile
 		}

@@ -132,8 +132,8 @@ func (s *Store) reclaimShard(ctx context.Context, runID string, index int, cond 
 		if err != nil {
 			return err
 		}
-		l, err := s.lockShard(ctx, tx, "run_id = ? AND shard_index = ? AND status = 'running' AND "+cond,
-			append([]any{runID, index}, condArgs...)...)
+		where, args := shardLeases().stillRunning(cluster.ShardRef{RunID: runID, Index: index}, cond, condArgs)
+		l, err := s.lockShard(ctx, tx, where, args...)
 		if err != nil || l == nil {
 			return err // nil: renewed, finished or reclaimed by a peer meanwhile
 		}

@@ -115,6 +115,36 @@ func retryCases() map[string]func(*testing.T, *env) {
 			require.Equal(t, "lost", stored.Attempts[1].Outcome)
 			require.Equal(t, &retryPolicy, stored.Retry)
 		},
+		// A hand-back rewrites the run from the domain's copy of it (load → verb → save):
+		// what the verb does not change must come back as it was stored.
+		"a hand-back keeps the errors of earlier failed attempts and gives its attempt back": func(t *testing.T, e *env) {
+			c := e.claimOne(t, "flaky", longTTL, withRetry)
+			e.finish(t, c, retryIn(0), &builder{})
+			again, err := e.s.Claim(e.ctx, e.owner, []string{"default"}, 1, longTTL)
+			require.NoError(t, err)
+			require.Len(t, again, 1)
+			claimed := e.get(t, c.ID)
+			require.NoError(t, e.s.HandBack(e.ctx, e.owner.InstanceID, cluster.Ref{ID: c.ID, Epoch: again[0].Epoch},
+				cluster.Progress{RowsRead: 4, RowsWritten: 3, Pages: 1}))
+			stored := e.get(t, c.ID)
+			require.Equal(t, "pending", stored.Status)
+			require.Equal(t, 1, stored.Attempt, "a hand-back spends no attempt")
+			require.Empty(t, stored.Owner)
+			require.True(t, stored.LeaseExpiresAt.IsZero())
+			require.True(t, stored.FinishedAt.IsZero())
+			require.True(t, stored.NotBefore.IsZero(), "a handed-back run is claimable at once")
+			require.Equal(t, claimed.StartedAt, stored.StartedAt)
+			require.Equal(t, claimed.ErrorCode, stored.ErrorCode)
+			require.Equal(t, int64(3), stored.Stats.RowsWritten)
+			require.Equal(t, &retryPolicy, stored.Retry)
+			require.Len(t, stored.Attempts, 2)
+			require.Equal(t, "failed", stored.Attempts[0].Outcome)
+			require.Equal(t, string(run.CodePipelineError), stored.Attempts[0].ErrorCode)
+			require.Equal(t, "source http: page 2: 503 Service Unavailable", stored.Attempts[0].ErrorMessage)
+			require.Equal(t, "handed_back", stored.Attempts[1].Outcome)
+			require.NotNil(t, stored.Attempts[1].EndedAt)
+			require.Empty(t, stored.Attempts[1].ErrorCode)
+		},
 		"cancel of a run waiting for its retry ends it at once": func(t *testing.T, e *env) {
 			c := e.claimOne(t, "flaky", longTTL, withRetry)
 			e.finish(t, c, retryIn(time.Hour), &builder{})
