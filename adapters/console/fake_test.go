@@ -37,6 +37,7 @@ type fakeRuns struct {
 	filters   []runs.Filter // every List call's filter
 	cancelled []string      // principals whose cancel went through
 	calls     int           // Cancel calls, refused or not
+	endless   bool          // the run's log never ends (it keeps running)
 }
 
 var theRun = &runs.Record{ID: "01900000-0000-7000-8000-000000000001", Name: "orders", Pool: "default",
@@ -104,7 +105,7 @@ func (f *fakeRuns) Config(context.Context, runs.Principal, string) (string, erro
 }
 
 func (f *fakeRuns) Logs(context.Context, runs.Principal, string, int64, int) (runs.LogPage, error) {
-	return runs.LogPage{Done: true}, nil
+	return runs.LogPage{Done: !f.endless}, nil
 }
 
 // hostileRun carries markup in every value a submitter chooses.
