@@ -18,6 +18,7 @@ import (
 	apihttp "github.com/sluicehq/sluice/adapters/http"
 	"github.com/sluicehq/sluice/adapters/store"
 	"github.com/sluicehq/sluice/application/approvals"
+	"github.com/sluicehq/sluice/application/execute"
 	"github.com/sluicehq/sluice/application/runs"
 	"github.com/sluicehq/sluice/application/scheduling"
 	"github.com/sluicehq/sluice/application/templates"
@@ -52,7 +53,7 @@ func withConsole(api, ui http.Handler) http.Handler {
 
 // newConsole builds the console over the same use-cases as the API.
 func newConsole(s *serveSettings, log *slog.Logger, svc *runs.Service, tpl *templates.Service,
-	sch *scheduling.Service, ap *approvals.Service, st *store.Store,
+	sch *scheduling.Service, ap *approvals.Service, st *store.Store, tr execute.Tracer,
 ) (http.Handler, error) {
 	if !s.UI {
 		return nil, nil
@@ -74,6 +75,7 @@ func newConsole(s *serveSettings, log *slog.Logger, svc *runs.Service, tpl *temp
 		Explain:   explain,
 		Redact:    apihttp.Redact,
 		Log:       log,
+		Tracer:    tr,
 	})
 	if err != nil {
 		return nil, err
