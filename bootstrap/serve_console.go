@@ -53,7 +53,7 @@ func withConsole(api, ui http.Handler) http.Handler {
 
 // newConsole builds the console over the same use-cases as the API.
 func newConsole(s *serveSettings, log *slog.Logger, svc *runs.Service, tpl *templates.Service,
-	sch *scheduling.Service, ap *approvals.Service, st *store.Store, tr execute.Tracer,
+	sch *scheduling.Service, ap *approvals.Service, st *store.Store, tr execute.Tracer, mt console.RequestMetrics,
 ) (http.Handler, error) {
 	if !s.UI {
 		return nil, nil
@@ -76,6 +76,8 @@ func newConsole(s *serveSettings, log *slog.Logger, svc *runs.Service, tpl *temp
 		Redact:    apihttp.Redact,
 		Log:       log,
 		Tracer:    tr,
+		// The API's collectors: console requests count beside the API's, by route pattern.
+		RequestMetrics: mt,
 	})
 	if err != nil {
 		return nil, err

@@ -56,6 +56,8 @@ type Deps struct {
 	Log    *slog.Logger
 	// Tracer opens a span per request (SPEC §14.6); nil records none.
 	Tracer execute.Tracer
+	// RequestMetrics counts requests by route pattern; nil counts none.
+	RequestMetrics RequestMetrics
 }
 
 // console holds what every handler shares.
