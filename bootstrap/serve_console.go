@@ -64,7 +64,7 @@ func newConsole(s *serveSettings, log *slog.Logger, svc *runs.Service, tpl *temp
 	}
 	// A log on screen follows at most a second behind, whatever --cluster-poll-secs says.
 	ui, err := console.New(console.Config{SessionKey: key, PollInterval: min(s.Poll, time.Second),
-		NoAuth: s.Auth.Disabled}, console.Deps{
+		NoAuth: s.Auth.Disabled, QueryTimeout: s.Timeouts.Query}, console.Deps{
 		Tokens:    apihttp.NewTokenChecker(s.Auth.config()),
 		Signouts:  st,
 		Runs:      svc,

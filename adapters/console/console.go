@@ -33,6 +33,9 @@ type Config struct {
 	PollInterval time.Duration
 	// Now is the clock of session expiry; nil: time.Now.
 	Now func() time.Time
+	// QueryTimeout bounds reading and recording a sign-out in the history, like every
+	// history read serving a request (--query-timeout-secs); zero: 10 s.
+	QueryTimeout time.Duration
 	// NoAuth says the server runs with --no-auth: the sign-in page says any token signs
 	// in (as the anonymous admin, as the API treats every caller).
 	NoAuth bool
@@ -87,6 +90,9 @@ func New(cfg Config, deps Deps) (http.Handler, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.QueryTimeout <= 0 {
+		cfg.QueryTimeout = 10 * time.Second
+	}
 	if deps.Tracer == nil {
 		deps.Tracer = execute.NopTracer{}
 	}
@@ -106,7 +112,7 @@ func New(cfg Config, deps Deps) (http.Handler, error) {
 		return nil, err
 	}
 	c := &console{cfg: cfg, deps: deps, log: log, pages: pages,
-		sessions: newSessions(cfg.SessionKey, cfg.SessionTTL, cfg.Now, deps.Signouts),
+		sessions: newSessions(cfg.SessionKey, cfg.SessionTTL, cfg.Now, deps.Signouts, cfg.QueryTimeout),
 		static:   http.StripPrefix(Prefix+"static/", http.FileServerFS(assets))}
 	return c.accessLog(c.headers(c.routes())), nil
 }

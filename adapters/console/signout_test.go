@@ -123,3 +123,24 @@ func TestALogStreamEndsWithItsSession(t *testing.T) {
 		t.Fatal("the log stream outlived its session")
 	}
 }
+
+// stalled is a history that never answers whether a session was signed out.
+type stalled struct{ console.Signouts }
+
+func (stalled) SessionRevoked(ctx context.Context, _ string) (bool, error) {
+	<-ctx.Done()
+	return false, ctx.Err()
+}
+
+// A history that does not answer refuses the session after Config.QueryTimeout instead
+// of holding the request for as long as the history hangs.
+func TestAStalledHistoryRefusesTheSession(t *testing.T) {
+	t.Parallel()
+	clk := &clock{now: time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)}
+	h, err := console.New(console.Config{SessionKey: testKey, Now: clk.Now, QueryTimeout: 20 * time.Millisecond},
+		console.Deps{Tokens: tokenTable(tokens), Signouts: stalled{historytest.Open(t)}, Runs: &fakeRuns{}, Explain: explain})
+	require.NoError(t, err)
+	c := &client{t: t, h: h}
+	c.signIn("viewer-token")
+	require.True(t, signedOut(t, h, c.cookie))
+}
