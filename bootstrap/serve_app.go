@@ -317,7 +317,7 @@ func provideHandler(s *serveSettings, p *process, log *slog.Logger, svc *runs.Se
 	m *metrics.Metrics, reg *connectors.Registry, view membershipView, tpl *templates.Service,
 	mh apihttp.MCPHandler, ap *approvals.Service, sch *scheduling.Service, st *store.Store, tr execute.Tracer, watch *runs.Watch,
 ) (http.Handler, error) {
-	ui, err := newConsole(s, log, svc, tpl, sch, ap, st)
+	ui, err := newConsole(s, log, svc, tpl, sch, ap, st, tr, m)
 	if err != nil {
 		return nil, err
 	}

@@ -18,6 +18,7 @@ import (
 	apihttp "github.com/sluicehq/sluice/adapters/http"
 	"github.com/sluicehq/sluice/adapters/store"
 	"github.com/sluicehq/sluice/application/approvals"
+	"github.com/sluicehq/sluice/application/execute"
 	"github.com/sluicehq/sluice/application/runs"
 	"github.com/sluicehq/sluice/application/scheduling"
 	"github.com/sluicehq/sluice/application/templates"
@@ -52,7 +53,7 @@ func withConsole(api, ui http.Handler) http.Handler {
 
 // newConsole builds the console over the same use-cases as the API.
 func newConsole(s *serveSettings, log *slog.Logger, svc *runs.Service, tpl *templates.Service,
-	sch *scheduling.Service, ap *approvals.Service, st *store.Store,
+	sch *scheduling.Service, ap *approvals.Service, st *store.Store, tr execute.Tracer, mt console.RequestMetrics,
 ) (http.Handler, error) {
 	if !s.UI {
 		return nil, nil
@@ -63,7 +64,7 @@ func newConsole(s *serveSettings, log *slog.Logger, svc *runs.Service, tpl *temp
 	}
 	// A log on screen follows at most a second behind, whatever --cluster-poll-secs says.
 	ui, err := console.New(console.Config{SessionKey: key, PollInterval: min(s.Poll, time.Second),
-		NoAuth: s.Auth.Disabled}, console.Deps{
+		NoAuth: s.Auth.Disabled, QueryTimeout: s.Timeouts.Query}, console.Deps{
 		Tokens:    apihttp.NewTokenChecker(s.Auth.config()),
 		Signouts:  st,
 		Runs:      svc,
@@ -74,6 +75,9 @@ func newConsole(s *serveSettings, log *slog.Logger, svc *runs.Service, tpl *temp
 		Explain:   explain,
 		Redact:    apihttp.Redact,
 		Log:       log,
+		Tracer:    tr,
+		// The API's collectors: console requests count beside the API's, by route pattern.
+		RequestMetrics: mt,
 	})
 	if err != nil {
 		return nil, err

@@ -34,6 +34,13 @@ func TestServeMountsTheConsoleUnlessUIIsOff(t *testing.T) {
 	require.Regexp(t, `^[0-9a-f]{32}$`, resp.Header.Get("X-Request-Id"), "console requests get ids like the API's")
 	code, _ := s.do(t, "GET", "/v1/runs", "console-token-1", "")
 	require.Equal(t, http.StatusOK, code, "the API is still served beside it")
+	metrics, err := http.Get("http://" + s.addr + "/metrics")
+	require.NoError(t, err)
+	text, err := io.ReadAll(metrics.Body)
+	require.NoError(t, err)
+	require.NoError(t, metrics.Body.Close())
+	require.Contains(t, string(text), `sluice_serve_requests_total{method="GET",route="/ui/signin",status="200"} 1`,
+		"console requests count beside the API's")
 	require.Equal(t, 0, s.stop())
 
 	off := startServer(t, nil, "--history", "memory", "--auth-token", "console-token-1", "--ui=false")

@@ -80,4 +80,3 @@ func TestConsoleSignOutSurvivesARestart(t *testing.T) {
 	require.Equal(t, http.StatusOK, consolePage(t, s.addr, "/ui/runs", consoleSession(t, s.addr, "restart-token-1")))
 	require.Equal(t, 0, s.stop())
 }
-

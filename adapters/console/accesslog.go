@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -55,17 +56,37 @@ func (c *console) accessLog(next http.Handler) http.Handler {
 		id := &who{}
 		r = r.WithContext(context.WithValue(r.Context(), whoKey{}, id))
 		next.ServeHTTP(rec, r)
+		dur := time.Since(start)
 		route := r.Pattern
 		if route == "" {
 			route = "unmatched"
 		}
+		status := max(rec.status, http.StatusOK)
 		c.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
 			slog.String("method", r.Method),
 			slog.String("route", route),
-			slog.Int("status", max(rec.status, http.StatusOK)),
-			slog.Int64("duration_ms", time.Since(start).Milliseconds()),
+			slog.Int("status", status),
+			slog.Int64("duration_ms", dur.Milliseconds()),
 			slog.Int("bytes", rec.bytes),
 			slog.String("principal", id.name),
 		)
+		if c.deps.RequestMetrics != nil {
+			method, path := metricLabels(r)
+			c.deps.RequestMetrics.Observe(method, path, status, dur)
+		}
 	})
+}
+
+// metricLabels are the method and route labels of a request: the path of the pattern it
+// matched, or "unmatched" for the catch-all, whose method is reported as "other" unless it
+// is a standard one — labels never take text a client chose.
+func metricLabels(r *http.Request) (method, route string) {
+	if m, path, ok := strings.Cut(r.Pattern, " "); ok {
+		return m, path
+	}
+	switch r.Method {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodOptions:
+		return r.Method, "unmatched"
+	}
+	return "other", "unmatched"
 }

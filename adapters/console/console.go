@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/sluicehq/sluice/application/execute"
 	"github.com/sluicehq/sluice/application/runs"
 )
 
@@ -32,6 +33,9 @@ type Config struct {
 	PollInterval time.Duration
 	// Now is the clock of session expiry; nil: time.Now.
 	Now func() time.Time
+	// QueryTimeout bounds reading and recording a sign-out in the history, like every
+	// history read serving a request (--query-timeout-secs); zero: 10 s.
+	QueryTimeout time.Duration
 	// NoAuth says the server runs with --no-auth: the sign-in page says any token signs
 	// in (as the anonymous admin, as the API treats every caller).
 	NoAuth bool
@@ -53,6 +57,10 @@ type Deps struct {
 	// Explain (run error messages); nil shows it as stored.
 	Redact func(string) string
 	Log    *slog.Logger
+	// Tracer opens a span per request (SPEC §14.6); nil records none.
+	Tracer execute.Tracer
+	// RequestMetrics counts requests by route pattern; nil counts none.
+	RequestMetrics RequestMetrics
 }
 
 // console holds what every handler shares.
@@ -82,6 +90,12 @@ func New(cfg Config, deps Deps) (http.Handler, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.QueryTimeout <= 0 {
+		cfg.QueryTimeout = 10 * time.Second
+	}
+	if deps.Tracer == nil {
+		deps.Tracer = execute.NopTracer{}
+	}
 	if deps.Redact == nil {
 		deps.Redact = func(s string) string { return s }
 	}
@@ -98,39 +112,40 @@ func New(cfg Config, deps Deps) (http.Handler, error) {
 		return nil, err
 	}
 	c := &console{cfg: cfg, deps: deps, log: log, pages: pages,
-		sessions: newSessions(cfg.SessionKey, cfg.SessionTTL, cfg.Now, deps.Signouts),
+		sessions: newSessions(cfg.SessionKey, cfg.SessionTTL, cfg.Now, deps.Signouts, cfg.QueryTimeout),
 		static:   http.StripPrefix(Prefix+"static/", http.FileServerFS(assets))}
 	return c.accessLog(c.headers(c.routes())), nil
 }
 
 func (c *console) routes() *http.ServeMux {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /ui/static/", c.assets)
-	mux.HandleFunc("GET /ui/{$}", func(w http.ResponseWriter, r *http.Request) {
+	handle := func(pattern string, h http.HandlerFunc) { mux.HandleFunc(pattern, c.traced(pattern, h)) }
+	handle("GET /ui/static/", c.assets)
+	handle("GET /ui/{$}", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, Prefix+"runs", http.StatusSeeOther)
 	})
-	mux.HandleFunc("GET /ui/signin", c.signinPage)
-	mux.HandleFunc("POST /ui/signin", c.signin)
-	mux.HandleFunc("POST /ui/signout", c.mutation(c.signout))
+	handle("GET /ui/signin", c.signinPage)
+	handle("POST /ui/signin", c.signin)
+	handle("POST /ui/signout", c.mutation(c.signout))
 
-	mux.HandleFunc("GET /ui/runs", c.page(c.runsPage))
-	mux.HandleFunc("GET /ui/runs/{id}", c.page(c.runPage))
-	mux.HandleFunc("GET /ui/runs/{id}/logs", c.page(c.runLogs))
-	mux.HandleFunc("POST /ui/runs/{id}/cancel", c.mutation(c.cancelRun))
-	mux.HandleFunc("POST /ui/runs/{id}/rollback", c.mutation(c.rollbackRun))
-	mux.HandleFunc("GET /ui/cluster", c.page(c.clusterPage))
-	mux.HandleFunc("GET /ui/schedules", c.page(c.schedulesPage))
-	mux.HandleFunc("GET /ui/schedules/{id}", c.page(c.schedulePage))
-	mux.HandleFunc("POST /ui/schedules/{id}/pause", c.mutation(c.pauseSchedule))
-	mux.HandleFunc("POST /ui/schedules/{id}/resume", c.mutation(c.resumeSchedule))
-	mux.HandleFunc("GET /ui/templates", c.page(c.templatesPage))
-	mux.HandleFunc("GET /ui/templates/{id}", c.page(c.templatePage))
-	mux.HandleFunc("POST /ui/templates/{id}/run", c.mutation(c.runTemplate))
-	mux.HandleFunc("GET /ui/change-requests", c.page(c.changesPage))
-	mux.HandleFunc("POST /ui/change-requests/{id}/approve", c.mutation(c.approve))
-	mux.HandleFunc("POST /ui/change-requests/{id}/reject", c.mutation(c.reject))
-	mux.HandleFunc("GET /ui/audit", c.page(c.auditPage))
-	mux.HandleFunc("/ui/", func(w http.ResponseWriter, r *http.Request) {
+	handle("GET /ui/runs", c.page(c.runsPage))
+	handle("GET /ui/runs/{id}", c.page(c.runPage))
+	handle("GET /ui/runs/{id}/logs", c.page(c.runLogs))
+	handle("POST /ui/runs/{id}/cancel", c.mutation(c.cancelRun))
+	handle("POST /ui/runs/{id}/rollback", c.mutation(c.rollbackRun))
+	handle("GET /ui/cluster", c.page(c.clusterPage))
+	handle("GET /ui/schedules", c.page(c.schedulesPage))
+	handle("GET /ui/schedules/{id}", c.page(c.schedulePage))
+	handle("POST /ui/schedules/{id}/pause", c.mutation(c.pauseSchedule))
+	handle("POST /ui/schedules/{id}/resume", c.mutation(c.resumeSchedule))
+	handle("GET /ui/templates", c.page(c.templatesPage))
+	handle("GET /ui/templates/{id}", c.page(c.templatePage))
+	handle("POST /ui/templates/{id}/run", c.mutation(c.runTemplate))
+	handle("GET /ui/change-requests", c.page(c.changesPage))
+	handle("POST /ui/change-requests/{id}/approve", c.mutation(c.approve))
+	handle("POST /ui/change-requests/{id}/reject", c.mutation(c.reject))
+	handle("GET /ui/audit", c.page(c.auditPage))
+	handle("/ui/", func(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, nil, http.StatusNotFound, "no such page")
 	})
 	return mux

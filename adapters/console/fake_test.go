@@ -34,15 +34,20 @@ func (t tokenTable) Authenticate(token string) (runs.Principal, error) {
 // or more), so the console's wiring of principals can be observed.
 type fakeRuns struct {
 	mu        sync.Mutex
-	filters   []runs.Filter // every List call's filter
-	cancelled []string      // principals whose cancel went through
-	calls     int           // Cancel calls, refused or not
+	filters   []runs.Filter   // every List call's filter
+	cancelled []string        // principals whose cancel went through
+	calls     int             // Cancel calls, refused or not
+	endless   bool            // the run's log never ends (it keeps running)
+	getCtx    context.Context // the context of the last Get
 }
 
 var theRun = &runs.Record{ID: "01900000-0000-7000-8000-000000000001", Name: "orders", Pool: "default",
 	Status: string(run.Running), MaxAttempts: 1, CreatedAt: time.Unix(1700000000, 0)}
 
-func (f *fakeRuns) Get(_ context.Context, _ runs.Principal, id string) (*runs.Record, error) {
+func (f *fakeRuns) Get(ctx context.Context, _ runs.Principal, id string) (*runs.Record, error) {
+	f.mu.Lock()
+	f.getCtx = ctx
+	f.mu.Unlock()
 	if id == hostileRun.ID {
 		r := *hostileRun
 		return &r, nil
@@ -104,7 +109,7 @@ func (f *fakeRuns) Config(context.Context, runs.Principal, string) (string, erro
 }
 
 func (f *fakeRuns) Logs(context.Context, runs.Principal, string, int64, int) (runs.LogPage, error) {
-	return runs.LogPage{Done: true}, nil
+	return runs.LogPage{Done: !f.endless}, nil
 }
 
 // hostileRun carries markup in every value a submitter chooses.

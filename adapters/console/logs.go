@@ -22,7 +22,8 @@ type logEvent struct {
 
 // runLogs streams a run's log lines as server-sent events (`line`, then `end` with the
 // final status once the run is terminal and every line was sent), reading the history
-// through the runs service at the poll interval. A reconnecting EventSource resumes
+// through the runs service at the poll interval, and checking at each poll that the
+// session still holds (`failure` when it ended). A reconnecting EventSource resumes
 // after Last-Event-ID.
 func (c *console) runLogs(w http.ResponseWriter, r *http.Request, sess session) {
 	ctx := r.Context()
@@ -74,6 +75,13 @@ func (c *console) runLogs(w http.ResponseWriter, r *http.Request, sess session) 
 				return
 			case <-tick.C:
 			}
+		}
+		// A stream outlives no session: signed out (on any member) or expired, it stops
+		// at the next poll instead of following the run for as long as it lasts.
+		if _, ok := c.current(r); !ok {
+			sse(w, "failure", "", map[string]string{"code": "unauthenticated", "message": "your session has ended: sign in again"})
+			flush()
+			return
 		}
 		if page, err = c.deps.Runs.Logs(ctx, p, id, after, runs.MaxLogsLimit); err != nil {
 			if ctx.Err() == nil {

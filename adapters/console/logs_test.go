@@ -3,9 +3,11 @@ package console_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -78,4 +80,36 @@ func TestErrorPagesNameTheRequestID(t *testing.T) {
 	rec = c.do("GET", "/ui/runs/01900000-0000-7000-8000-00000000dead?partial=1", nil, nil)
 	require.Equal(t, http.StatusNotFound, rec.Code, rec.Body.String())
 	require.Contains(t, rec.Body.String(), "request id req-4711")
+}
+
+// observed records what RequestMetrics was told.
+type observed struct {
+	mu   sync.Mutex
+	seen []string
+}
+
+func (o *observed) Observe(method, route string, status int, _ time.Duration) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.seen = append(o.seen, fmt.Sprintf("%s %s %d", method, route, status))
+}
+
+// Console requests count in the request metrics beside the API's (SPEC §10), labelled by
+// route pattern; an unmatched path, or an odd method on it, never becomes a label.
+func TestConsoleRequestsAreCounted(t *testing.T) {
+	t.Parallel()
+	o := &observed{}
+	clk := &clock{now: time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)}
+	h, err := console.New(console.Config{SessionKey: testKey, Now: clk.Now},
+		console.Deps{Tokens: tokenTable(tokens), Signouts: historytest.Open(t), Runs: &fakeRuns{}, Explain: explain,
+			RequestMetrics: o})
+	require.NoError(t, err)
+	c := &client{t: t, h: h}
+	c.signIn("viewer-token")
+	c.do("GET", "/ui/runs/"+theRun.ID, nil, nil)
+	c.do("GET", "/ui/secret-path-1", nil, nil)
+	c.do("BREW", "/ui/secret-path-2", nil, nil)
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	require.Equal(t, []string{"POST /ui/signin 303", "GET /ui/runs/{id} 200", "GET unmatched 404", "other unmatched 404"}, o.seen)
 }

@@ -33,6 +33,13 @@ type Signouts interface {
 	SessionRevoked(ctx context.Context, id string) (bool, error)
 }
 
+// RequestMetrics records each answered request (SPEC §10: sluice_serve_requests_total and
+// sluice_serve_request_duration_seconds), as the API's requests are; route is a pattern,
+// never a raw path.
+type RequestMetrics interface {
+	Observe(method, route string, status int, dur time.Duration)
+}
+
 // RunService is what the pages need from application/runs.
 type RunService interface {
 	Get(ctx context.Context, p runs.Principal, id string) (*runs.Record, error)

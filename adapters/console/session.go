@@ -44,10 +44,13 @@ type sessions struct {
 	ttl      time.Duration
 	now      func() time.Time
 	signouts Signouts
+	// timeout bounds each read or write of the sign-outs: a slow history refuses the
+	// session (or the sign-out) instead of holding the request.
+	timeout time.Duration
 }
 
-func newSessions(key []byte, ttl time.Duration, now func() time.Time, signouts Signouts) *sessions {
-	return &sessions{key: key, ttl: ttl, now: now, signouts: signouts}
+func newSessions(key []byte, ttl time.Duration, now func() time.Time, signouts Signouts, timeout time.Duration) *sessions {
+	return &sessions{key: key, ttl: ttl, now: now, signouts: signouts, timeout: timeout}
 }
 
 func (s *sessions) mac(parts ...string) []byte {
@@ -105,6 +108,8 @@ func (s *sessions) check(ctx context.Context, value string) (session, error) {
 	if !s.now().Before(time.Unix(sess.Expires, 0)) {
 		return session{}, errNoSession
 	}
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
 	gone, err := s.signouts.SessionRevoked(ctx, sess.ID)
 	if err != nil {
 		return session{}, fmt.Errorf("%w: %w", errSignoutsUnreadable, err)
@@ -122,6 +127,8 @@ var errSignoutsUnreadable = errors.New("console sign-outs could not be read")
 // on, by every member that shares the sign-outs (the cookie itself is cleared in the
 // browser by the caller).
 func (s *sessions) revoke(ctx context.Context, sess session) error {
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
 	return s.signouts.RevokeSession(ctx, sess.ID, time.Unix(sess.Expires, 0), s.now())
 }
 

@@ -3,7 +3,9 @@ package console_test
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -84,4 +86,61 @@ type unwritable struct{ console.Signouts }
 
 func (unwritable) RevokeSession(context.Context, string, time.Time, time.Time) error {
 	return errors.New("history unreachable")
+}
+
+// A log stream opened with a session ends when that session is signed out, on whichever
+// member the sign-out happened, instead of following the run for as long as it runs.
+func TestALogStreamEndsWithItsSession(t *testing.T) {
+	t.Parallel()
+	history := historytest.Open(t)
+	clk := &clock{now: time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)}
+	a := &client{t: t, h: newConsole(&fakeRuns{}, clk, history)}
+	f := &fakeRuns{endless: true}
+	b := httptest.NewServer(newConsole(f, clk, history))
+	defer b.Close()
+	ck := a.signIn("viewer-token")
+
+	req, err := http.NewRequest(http.MethodGet, b.URL+"/ui/runs/"+theRun.ID+"/logs", nil)
+	require.NoError(t, err)
+	req.Header.Set("Accept", "text/event-stream")
+	req.AddCookie(ck)
+	resp, err := b.Client().Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	body := make(chan string, 1)
+	go func() {
+		raw, _ := io.ReadAll(resp.Body) // until the server ends the stream
+		body <- string(raw)
+	}()
+
+	rec := a.do("POST", "/ui/signout", url.Values{"csrf": {a.csrf("/ui/runs")}}, nil)
+	require.Equal(t, http.StatusSeeOther, rec.Code)
+	select {
+	case got := <-body:
+		require.Contains(t, got, "event: failure\ndata: {\"code\":\"unauthenticated\"")
+	case <-time.After(time.Minute):
+		t.Fatal("the log stream outlived its session")
+	}
+}
+
+// stalled is a history that never answers whether a session was signed out.
+type stalled struct{ console.Signouts }
+
+func (stalled) SessionRevoked(ctx context.Context, _ string) (bool, error) {
+	<-ctx.Done()
+	return false, ctx.Err()
+}
+
+// A history that does not answer refuses the session after Config.QueryTimeout instead
+// of holding the request for as long as the history hangs.
+func TestAStalledHistoryRefusesTheSession(t *testing.T) {
+	t.Parallel()
+	clk := &clock{now: time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)}
+	h, err := console.New(console.Config{SessionKey: testKey, Now: clk.Now, QueryTimeout: 20 * time.Millisecond},
+		console.Deps{Tokens: tokenTable(tokens), Signouts: stalled{historytest.Open(t)}, Runs: &fakeRuns{}, Explain: explain})
+	require.NoError(t, err)
+	c := &client{t: t, h: h}
+	c.signIn("viewer-token")
+	require.True(t, signedOut(t, h, c.cookie))
 }

@@ -79,8 +79,14 @@ type probe struct {
 	} `yaml:"httpGet"`
 }
 
+// otlpEndpointEnv is OpenTelemetry's variable for the OTLP receiver, which sluice reads.
+const otlpEndpointEnv = "OTEL_EXPORTER_OTLP_ENDPOINT"
+
 // ciValues is what deploy/helm/ci-values.yaml asks the chart for.
 type ciValues struct {
+	Tracing struct {
+		OTLPEndpoint string `yaml:"otlpEndpoint"`
+	} `yaml:"tracing"`
 	Pools []struct {
 		Name         string            `yaml:"name"`
 		Replicas     int               `yaml:"replicas"`
@@ -150,13 +156,43 @@ func subset(sub, of map[string]string) bool {
 	return len(sub) > 0
 }
 
-func TestHelmChartRendersSafeMembers(t *testing.T) {
-	t.Parallel()
-	objs := rendered(t)
+func readCIValues(t *testing.T) ciValues {
+	t.Helper()
 	raw, err := os.ReadFile(filepath.Join(root, "deploy", "helm", "ci-values.yaml"))
 	require.NoError(t, err)
 	var want ciValues
 	require.NoError(t, yaml.Unmarshal(raw, &want))
+	return want
+}
+
+// tracing.otlpEndpoint is the chart's tracing switch (SPEC §14.6): every member gets it as
+// OTEL_EXPORTER_OTLP_ENDPOINT, which serve reads as --otlp-endpoint.
+func TestHelmChartRendersTracing(t *testing.T) {
+	t.Parallel()
+	objs := rendered(t)
+	want := readCIValues(t).Tracing.OTLPEndpoint
+	require.NotEmpty(t, want, "CI renders the chart with tracing on")
+	members := 0
+	for _, m := range objs {
+		if m.Kind != "Deployment" && m.Kind != "StatefulSet" {
+			continue
+		}
+		members++
+		var got []string
+		for _, e := range m.Spec.Template.Spec.Containers[0].Env {
+			if e.Name == otlpEndpointEnv {
+				got = append(got, e.Value)
+			}
+		}
+		require.Equal(t, []string{want}, got, "%s: %s is tracing.otlpEndpoint, once", m.Metadata.Name, otlpEndpointEnv)
+	}
+	require.NotZero(t, members)
+}
+
+func TestHelmChartRendersSafeMembers(t *testing.T) {
+	t.Parallel()
+	objs := rendered(t)
+	want := readCIValues(t)
 	require.GreaterOrEqual(t, len(want.Pools), 2, "CI renders at least two pools")
 
 	var deployments, pdbs []manifest
@@ -230,6 +266,11 @@ func checkSecrets(t *testing.T, name string, pod podSpec, c container) {
 		if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
 			require.Empty(t, e.Value, "%s: %s has both a value and a secretKeyRef", name, e.Name)
 			fromSecret[e.Name] = true
+			continue
+		}
+		if e.Name == otlpEndpointEnv {
+			// The receiver's address is no secret; its credentials would be.
+			require.NotContains(t, e.Value, "@", "%s: %s carries credentials", name, e.Name)
 			continue
 		}
 		require.NotContains(t, e.Value, "://", "%s: %s inlines a URL", name, e.Name)
