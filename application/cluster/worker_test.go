@@ -313,28 +313,26 @@ func TestLogsArePersistedRedactedBeforeTheRunEnds(t *testing.T) {
 	start(t, store, runner, func(_ *cluster.Config, d *cluster.Deps) { d.Redactor.Register("hunter2") })
 
 	finished(t, store, "r1")
-	{
-		lines := store.logs("r1")
-		var all strings.Builder
-		for _, l := range lines {
-			all.WriteString(l.Message)
-			for k, v := range l.Attrs {
-				all.WriteString(" " + k + "=")
-				if s, ok := v.(string); ok {
-					all.WriteString(s)
-				}
+	lines := store.logs("r1")
+	var all strings.Builder
+	for _, l := range lines {
+		all.WriteString(l.Message)
+		for k, v := range l.Attrs {
+			all.WriteString(" " + k + "=")
+			if s, ok := v.(string); ok {
+				all.WriteString(s)
 			}
-			all.WriteString("\n")
-			require.Equal(t, "r1", l.Attrs["run_id"])
-			require.Equal(t, "m1", l.Attrs["instance_id"])
-			require.NotEqual(t, "DEBUG", l.Level)
 		}
-		text := all.String()
-		require.NotContains(t, text, "hunter2")
-		require.NotContains(t, text, "noisy detail")
-		require.Contains(t, text, "connecting with password")
-		require.Contains(t, text, "sink.err=")
+		all.WriteString("\n")
+		require.Equal(t, "r1", l.Attrs["run_id"])
+		require.Equal(t, "m1", l.Attrs["instance_id"])
+		require.NotEqual(t, "DEBUG", l.Level)
 	}
+	text := all.String()
+	require.NotContains(t, text, "hunter2")
+	require.NotContains(t, text, "noisy detail")
+	require.Contains(t, text, "connecting with password")
+	require.Contains(t, text, "sink.err=")
 }
 
 // SPEC §14.1: a failed run's stored message passes through Withhold, so the row data a
