@@ -146,6 +146,14 @@ func (m *fakeMetrics) HistoryUnreachable(b bool) {
 	m.unreachable = append(m.unreachable, b)
 }
 
+// failing reports whether the member last said its renewals fail: unhealthy alone may
+// be a failed heartbeat after a renewal that still answered.
+func (m *fakeMetrics) failing() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.unreachable) > 0 && m.unreachable[len(m.unreachable)-1]
+}
+
 // claimed describes a run to submit (history.add), as a claim will hand it out.
 func claimed(id string) cluster.Claimed {
 	return cluster.Claimed{ID: id, Name: "orders", Tenant: "acme", Pool: "default", MaxAttempts: 3,
@@ -181,7 +189,9 @@ func start(t *testing.T, store *history, runner *fakeRunner, edit func(*cluster.
 	cfg := cluster.Config{
 		InstanceID: "m1", Listen: "127.0.0.1:8080", Host: "host", Version: "test", PID: 42,
 		MaxConcurrent: 4, LeaseTTL: 300 * time.Millisecond, PollInterval: 20 * time.Millisecond,
-		MaxAttempts: 3, ShutdownGrace: 50 * time.Millisecond, ShutdownKill: time.Second,
+		// The kill timeout only ends a test whose runs ignore their tokens: handing a run
+		// back is a real transaction, which a loaded machine can hold for over a second.
+		MaxAttempts: 3, ShutdownGrace: 50 * time.Millisecond, ShutdownKill: stepDeadline,
 	}
 	deps := cluster.Deps{Store: store, Loader: h.loader, Runner: runner, State: memState{},
 		Clock: h.clock, Metrics: h.metrics, Redactor: h.red,

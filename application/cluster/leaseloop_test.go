@@ -51,7 +51,7 @@ func TestRenewalRenewsHeldRunsAndReclaims(t *testing.T) {
 	h := start(t, store, &fakeRunner{fn: untilCancelled(1)}, nil)
 	require.Eventually(t, func() bool { return h.member.InFlight() == 1 }, waitFor, tick)
 	before := store.memberRow("m1").HeartbeatAt
-	h.steps.cycles.more(t, 2)
+	h.steps.cycles.more(t, 3) // the first may have begun before the claim
 	store.mu.Lock()
 	renews, reclaims := store.renewCalls, store.reclaims
 	store.mu.Unlock()
@@ -74,7 +74,8 @@ func TestOutageStopsRunsAtTheCutoffAndHandsThemBackAfterRecovery(t *testing.T) {
 	require.Eventually(t, func() bool { return h.member.InFlight() == 1 }, waitFor, tick)
 
 	store.down.Store(true)
-	require.Eventually(t, func() bool { return !h.member.Healthy() }, waitFor, tick)
+	require.Eventually(t, h.metrics.failing, waitFor, tick, "renewals fail")
+	require.False(t, h.member.Healthy())
 	// A claim decided just before the failure may still land; the pass after the next
 	// one started with the member already unhealthy.
 	h.steps.claims.more(t, 2)
@@ -125,9 +126,10 @@ func TestOutageRunAlreadyReclaimedByAPeerIsDropped(t *testing.T) {
 	require.Eventually(t, func() bool { return h.member.InFlight() == 1 }, waitFor, tick)
 
 	store.down.Store(true)
-	require.Eventually(t, func() bool { return !h.member.Healthy() }, waitFor, tick)
+	require.Eventually(t, h.metrics.failing, waitFor, tick, "renewals fail")
+	require.False(t, h.member.Healthy())
 	h.clock.Advance(time.Second)
-	<-stopped
+	receive(t, stopped, "the run stops at the outage cutoff")
 	require.Eventually(t, func() bool { return h.member.InFlight() == 0 }, waitFor, tick)
 
 	store.steal("r1") // a peer reclaimed it meanwhile
@@ -149,7 +151,8 @@ func TestOutageCutoffHoldsWhileTheLeaseLoopIsStuck(t *testing.T) {
 	require.Eventually(t, func() bool { return h.member.InFlight() == 1 }, waitFor, tick)
 
 	store.down.Store(true)
-	require.Eventually(t, func() bool { return !h.member.Healthy() }, waitFor, tick)
+	require.Eventually(t, h.metrics.failing, waitFor, tick, "renewals fail")
+	require.False(t, h.member.Healthy())
 	// The history now swallows statements: the lease loop's next try never returns, so
 	// only the outage watch can keep the cutoff.
 	stall := make(chan struct{})
