@@ -37,7 +37,6 @@ func TestMigrationGivesOldTickRunsTheirScheduleKey(t *testing.T) {
 					CreatedAt: now, UpdatedAt: now}))
 			}
 			addSchedule("eu")
-			time.Sleep(2 * time.Millisecond) // the us tick is recorded after the eu one
 			addSchedule("us")
 			lease, err := s.Elector(false).Campaign(ctx, scheduling.Candidate{InstanceID: "m", Host: "h", PID: 1, Version: "t", TTL: time.Minute})
 			require.NoError(t, err)
@@ -54,7 +53,7 @@ func TestMigrationGivesOldTickRunsTheirScheduleKey(t *testing.T) {
 			// collapsed onto the eu run.
 			first := tickRun("eu", oldKey, at)
 			require.True(t, first.Created)
-			time.Sleep(2 * time.Millisecond)
+			nextMillisecond(t, s) // the us tick is recorded after the eu one
 			collapsed := tickRun("us", oldKey, at)
 			require.Equal(t, first.RunID, collapsed.RunID)
 			manual, err := s.Create(ctx, &runs.Record{ID: uuid.Must(uuid.NewV7()).String(), Name: "regions", Pool: "default",
@@ -85,4 +84,22 @@ func TestMigrationGivesOldTickRunsTheirScheduleKey(t *testing.T) {
 			require.True(t, next.Created, "the next tick of the other schedule has a run of its own")
 		})
 	}
+}
+
+// nextMillisecond returns once the history's clock, which stamps the rows it records in
+// milliseconds, reads a later millisecond than when it was called: a row stamped from
+// now on sorts after every row stamped before. It asks that clock, not a pause.
+func nextMillisecond(t *testing.T, s *Store) {
+	t.Helper()
+	ctx := context.Background()
+	start, err := s.Now(ctx)
+	require.NoError(t, err)
+	for range 1_000_000 {
+		now, err := s.Now(ctx)
+		require.NoError(t, err)
+		if now.Truncate(time.Millisecond).After(start.Truncate(time.Millisecond)) {
+			return
+		}
+	}
+	t.Fatal("the history's clock stands still")
 }

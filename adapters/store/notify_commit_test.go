@@ -16,24 +16,36 @@ import (
 )
 
 type (
-	commitDelayKey struct{} // a time.Duration: how long this transaction's COMMIT waits
-	notifiedKey    struct{} // a func(): called once this transaction sent its NOTIFY
+	commitHoldKey struct{} // a <-chan struct{}: this transaction's COMMIT waits until it is closed
+	notifiedKey   struct{} // a func(): called once this transaction sent its NOTIFY
 )
 
-// commitControl delays the COMMIT of marked transactions and reports marked NOTIFYs, so a
-// test can order commits against notifications.
-type commitControl struct{}
+// commitControl holds the COMMIT of marked transactions and reports NOTIFYs, so a test
+// orders commits against notifications by events rather than by pauses.
+type commitControl struct {
+	// unmarked gets a value after each NOTIFY of a context without notifiedKey: the
+	// notifier's trailing notifications.
+	unmarked chan struct{}
+}
 
 func (commitControl) BeforeQuery(ctx context.Context, ev *bun.QueryEvent) context.Context {
-	if d, ok := ctx.Value(commitDelayKey{}).(time.Duration); ok && strings.EqualFold(ev.Operation(), "COMMIT") {
-		time.Sleep(d)
+	if hold, ok := ctx.Value(commitHoldKey{}).(<-chan struct{}); ok && strings.EqualFold(ev.Operation(), "COMMIT") {
+		<-hold
 	}
 	return ctx
 }
 
-func (commitControl) AfterQuery(ctx context.Context, ev *bun.QueryEvent) {
-	if f, ok := ctx.Value(notifiedKey{}).(func()); ok && strings.HasPrefix(ev.Query, "SELECT pg_notify(") {
+func (c commitControl) AfterQuery(ctx context.Context, ev *bun.QueryEvent) {
+	if !strings.HasPrefix(ev.Query, "SELECT pg_notify(") {
+		return
+	}
+	if f, ok := ctx.Value(notifiedKey{}).(func()); ok {
 		f()
+		return
+	}
+	select {
+	case c.unmarked <- struct{}{}:
+	default:
 	}
 }
 
@@ -44,7 +56,8 @@ func TestAFoldedNotificationIsSentAgainAfterALateCommit(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	url := testdb.Postgres(t)
-	s, err := store.Open(ctx, url, store.Options{QueryHook: commitControl{}})
+	ctl := commitControl{unmarked: make(chan struct{}, 1)}
+	s, err := store.Open(ctx, url, store.Options{QueryHook: ctl})
 	require.NoError(t, err)
 	defer s.Close()
 	require.NoError(t, s.Migrate(ctx))
@@ -54,48 +67,75 @@ func TestAFoldedNotificationIsSentAgainAfterALateCommit(t *testing.T) {
 	// The listener looks at the history the moment each notification arrives, as a claim
 	// loop would.
 	var sawLate bool
-	read := make(chan struct{})
+	read, checked := make(chan struct{}), make(chan struct{}, 16)
 	go func() {
 		defer close(read)
-		sawLate = visibleOnSomeNotification(work, late.ID)
+		sawLate = visibleOnSomeNotification(work, late.ID, checked)
 	}()
 
-	// A leads (its NOTIFY goes out with its commit, 40 ms later); B starts the moment A
-	// notified, so its NOTIFY is folded into the trailing one at 25 ms — long before B
-	// commits at 150 ms.
+	// A leads: its NOTIFY goes out, its COMMIT waits. B starts the moment A notified, so
+	// its NOTIFY is folded into the trailing one 25 ms later; A commits once that went out
+	// (or once B notified on its own, on a machine too slow for B to fall into the gap),
+	// and B commits only after the listener looked at every notification before it:
+	// the trailing one and A's.
 	var once sync.Once
-	started := make(chan struct{})
-	actx := context.WithValue(context.WithValue(ctx, commitDelayKey{}, 40*time.Millisecond),
+	started, aHold, bHold, bNotified := make(chan struct{}), make(chan struct{}), make(chan struct{}), make(chan struct{})
+	actx := context.WithValue(context.WithValue(ctx, commitHoldKey{}, (<-chan struct{})(aHold)),
 		notifiedKey{}, func() { once.Do(func() { close(started) }) })
 	errs := make(chan error, 2)
-	go func() { _, err := s.Create(actx, newRun("lead"), nil); errs <- err }()
-	<-started
 	go func() {
-		_, err := s.Create(context.WithValue(ctx, commitDelayKey{}, 150*time.Millisecond), late, nil)
+		_, err := s.Create(actx, newRun("lead"), nil)
 		errs <- err
 	}()
-	require.NoError(t, <-errs)
+	<-started
+	select { // a stale one from before
+	case <-ctl.unmarked:
+	default:
+	}
+	var bOnce sync.Once
+	bctx := context.WithValue(context.WithValue(ctx, commitHoldKey{}, (<-chan struct{})(bHold)),
+		notifiedKey{}, func() { bOnce.Do(func() { close(bNotified) }) })
+	go func() {
+		_, err := s.Create(bctx, late, nil)
+		errs <- err
+	}()
+	looked := 1 // A's notification
+	select {
+	case <-ctl.unmarked:
+		looked++ // and the trailing one, which stood for B
+	case <-bNotified:
+	}
+	close(aHold)
+	require.NoError(t, <-errs) // A committed
+	for range looked {
+		<-checked
+	}
+	close(bHold)
 	require.NoError(t, <-errs)
 	<-read
 	require.True(t, sawLate, "a notification arrived after the late commit made the run visible")
 }
 
-// visibleOnSomeNotification reads notifications until none comes for a second and reports
-// whether id was visible when one of them arrived.
-func visibleOnSomeNotification(conn *pgx.Conn, id string) bool {
+// visibleOnSomeNotification reads notifications until id is visible when one arrives
+// (true) or none comes for half a minute (false): a deadline that only ends a failing
+// test, so a slow machine cannot make a passing one fail. It signals checked after each
+// look at the history.
+func visibleOnSomeNotification(conn *pgx.Conn, id string, checked chan<- struct{}) bool {
 	ctx := context.Background()
-	seen := false
 	for {
-		wctx, cancel := context.WithTimeout(ctx, time.Second)
+		wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		_, err := conn.WaitForNotification(wctx)
 		cancel()
 		if err != nil {
-			return seen
+			return false
 		}
 		var n int
 		if err := conn.QueryRow(ctx, "SELECT count(*) FROM sluice_runs WHERE id = $1", id).Scan(&n); err != nil {
-			return seen
+			return false
 		}
-		seen = seen || n == 1
+		checked <- struct{}{}
+		if n == 1 {
+			return true
+		}
 	}
 }

@@ -42,10 +42,23 @@ func (a *auditLog) of(action string) map[string]runs.AuditEntry {
 // member that made them as actor.
 func TestReclaimAndPoisonAreAuditedWithTheMemberAsActor(t *testing.T) {
 	t.Parallel()
-	store := newFakeStore()
-	store.with(func() {
-		store.reclaims = []cluster.Reclaimed{{ID: "r-requeued", Outcome: "requeued"},
-			{ID: "r-poisoned", Outcome: "failed"}, {ID: "r-cancelled", Outcome: "cancelled"}}
+	store := newHistory(t)
+	// A peer claimed three runs of a pool this member does not serve and died: their
+	// leases expire a moment later. One has no attempt left, one's cancel was requested.
+	for _, id := range []string{"r-cancelled", "r-poisoned", "r-requeued"} {
+		c := claimed(id)
+		c.Pool = "elsewhere"
+		if id == "r-poisoned" {
+			c.MaxAttempts = 1
+		}
+		store.create(c)
+	}
+	store.peer(func(ctx context.Context) {
+		got, err := store.Store.Claim(ctx, peerOwner, []string{"elsewhere"}, 3, time.Millisecond)
+		require.NoError(t, err)
+		require.Len(t, got, 3)
+		_, err = store.RequestCancel(ctx, "r-cancelled")
+		require.NoError(t, err)
 	})
 	audit := &auditLog{}
 	start(t, store, &fakeRunner{fn: succeed(1)}, func(_ *cluster.Config, d *cluster.Deps) { d.Audit = audit })
@@ -66,7 +79,11 @@ func TestReclaimAndPoisonAreAuditedWithTheMemberAsActor(t *testing.T) {
 func TestOrphansReclaimedAtStartAreAudited(t *testing.T) {
 	t.Parallel()
 	audit := &auditLog{}
-	start(t, newFakeStore(), &fakeRunner{fn: succeed(1)}, func(c *cluster.Config, d *cluster.Deps) {
+	store := newHistory(t)
+	orphan := claimed("orphan")
+	orphan.Pool = "elsewhere"
+	store.held(orphan)
+	start(t, store, &fakeRunner{fn: succeed(1)}, func(c *cluster.Config, d *cluster.Deps) {
 		c.Exclusive = true
 		d.Audit = audit
 	})
@@ -79,7 +96,7 @@ func TestPoolWaitTimeoutIsAudited(t *testing.T) {
 	t.Parallel()
 	audit := &auditLog{}
 	pt := &fakePoolTimeouts{fail: []cluster.PoolTimedOut{{ID: "p1", Pool: "gpu"}}}
-	start(t, newFakeStore(), &fakeRunner{fn: succeed(1)}, func(c *cluster.Config, d *cluster.Deps) {
+	start(t, newHistory(t), &fakeRunner{fn: succeed(1)}, func(c *cluster.Config, d *cluster.Deps) {
 		c.PoolWaitTimeout = 5 * time.Second
 		d.PoolTimeouts = pt
 		d.Audit = audit
@@ -94,7 +111,8 @@ func TestPoolWaitTimeoutIsAudited(t *testing.T) {
 func TestHandBackIsAudited(t *testing.T) {
 	t.Parallel()
 	audit := &auditLog{}
-	store := newFakeStore(claimed("r1"))
+	store := newHistory(t)
+	store.add(claimed("r1"))
 	h := start(t, store, &fakeRunner{fn: untilCancelled(4)}, func(c *cluster.Config, d *cluster.Deps) {
 		c.ShutdownGrace = 0
 		d.Audit = audit

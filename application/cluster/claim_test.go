@@ -2,6 +2,7 @@ package cluster_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -14,7 +15,8 @@ import (
 
 func TestClaimsUpToCapacityAndNotBeyond(t *testing.T) {
 	t.Parallel()
-	store := newFakeStore(ids("r", 10)...)
+	store := newHistory(t)
+	store.add(ids("r", 10)...)
 	runner := &fakeRunner{fn: untilCancelled(1)}
 	h := start(t, store, runner, func(c *cluster.Config, _ *cluster.Deps) { c.MaxConcurrent = 3 })
 
@@ -23,28 +25,29 @@ func TestClaimsUpToCapacityAndNotBeyond(t *testing.T) {
 	h.steps.claims.more(t, 3)
 	require.Equal(t, 3, h.member.InFlight())
 	require.EqualValues(t, 3, runner.started.Load())
-	store.with(func() {
-		require.Len(t, store.pending, 7)
-		require.Equal(t, 3, store.claimCalls[0], "the first claim asks for all free capacity at once")
-	})
+	require.Equal(t, 7, store.count("pending"))
+	store.mu.Lock()
+	require.Equal(t, 3, store.claimCalls[0], "the first claim asks for all free capacity at once")
+	store.mu.Unlock()
 
 	// Freeing one slot claims exactly one more.
-	require.True(t, h.member.CancelLocal("r0"))
+	require.True(t, h.member.CancelLocal("r000"))
 	require.Eventually(t, func() bool { return runner.started.Load() == 4 }, waitFor, tick)
 	require.Eventually(t, func() bool { return h.member.InFlight() == 3 }, waitFor, tick)
 	runner.mu.Lock()
 	require.Equal(t, 3, runner.maxSeen)
 	runner.mu.Unlock()
-	store.with(func() {
-		for _, n := range store.claimCalls[1:] {
-			require.Equal(t, 1, n, "a claim never asks for more than the free capacity")
-		}
-	})
+	store.mu.Lock()
+	defer store.mu.Unlock()
+	for _, n := range store.claimCalls[1:] {
+		require.Equal(t, 1, n, "a claim never asks for more than the free capacity")
+	}
 }
 
 func TestFullBatchClaimsAgainAtOnceAndWakeNudges(t *testing.T) {
 	t.Parallel()
-	store := newFakeStore(ids("r", 5)...)
+	store := newHistory(t)
+	store.add(ids("r", 5)...)
 	runner := &fakeRunner{fn: untilCancelled(1)}
 	h := start(t, store, runner, func(c *cluster.Config, _ *cluster.Deps) {
 		c.MaxConcurrent = 8
@@ -55,7 +58,7 @@ func TestFullBatchClaimsAgainAtOnceAndWakeNudges(t *testing.T) {
 
 	require.Eventually(t, func() bool { return h.member.InFlight() == 5 }, waitFor, tick)
 	h.steps.claims.reach(t, 3)
-	store.with(func() { require.Equal(t, []int{2, 2, 2}, store.claimCalls) })
+	require.Equal(t, []int{2, 2, 2}, store.claims())
 
 	// The last batch was not full: the loop waits for a wake-up (the poll is an hour
 	// away), so a run added meanwhile stays pending and no pass follows the third.
@@ -65,12 +68,12 @@ func TestFullBatchClaimsAgainAtOnceAndWakeNudges(t *testing.T) {
 	h.member.Wake()
 	h.steps.claims.reach(t, 4)
 	require.Eventually(t, func() bool { return h.member.InFlight() == 6 }, waitFor, tick)
-	store.with(func() { require.Equal(t, []int{2, 2, 2, 2}, store.claimCalls, "the wake-up claimed, nothing else did") })
+	require.Equal(t, []int{2, 2, 2, 2}, store.claims(), "the wake-up claimed, nothing else did")
 }
 
 func TestWakeNeverBlocks(t *testing.T) {
 	t.Parallel()
-	h := start(t, newFakeStore(), &fakeRunner{fn: succeed(1)}, nil)
+	h := start(t, newHistory(t), &fakeRunner{fn: succeed(1)}, nil)
 	done := make(chan struct{})
 	go func() {
 		for range 1000 {
@@ -87,14 +90,14 @@ func TestWakeNeverBlocks(t *testing.T) {
 
 func TestCompletedRunFinishesWithStatsAndCountsMetrics(t *testing.T) {
 	t.Parallel()
-	store := newFakeStore(claimed("r1"))
+	store := newHistory(t)
+	store.add(claimed("r1"))
 	h := start(t, store, &fakeRunner{fn: succeed(7)}, nil)
 
-	require.Eventually(t, func() bool { _, ok := store.outcome("r1"); return ok }, waitFor, tick)
-	o, _ := store.outcome("r1")
-	require.Equal(t, string(run.Completed), o.Status)
-	require.Empty(t, o.ErrorCode)
-	require.EqualValues(t, 7, o.Stats.RowsWritten)
+	rec := store.ended(t, "r1")
+	require.Equal(t, string(run.Completed), rec.Status)
+	require.Empty(t, rec.ErrorCode)
+	require.EqualValues(t, 7, rec.Stats.RowsWritten)
 	require.Eventually(t, func() bool { return h.member.InFlight() == 0 }, waitFor, tick)
 	h.metrics.mu.Lock()
 	defer h.metrics.mu.Unlock()
@@ -104,58 +107,62 @@ func TestCompletedRunFinishesWithStatsAndCountsMetrics(t *testing.T) {
 
 func TestCancelLocalEndsCancelledKeepingConfirmedRows(t *testing.T) {
 	t.Parallel()
-	store := newFakeStore(claimed("r1"))
+	store := newHistory(t)
+	store.add(claimed("r1"))
 	h := start(t, store, &fakeRunner{fn: untilCancelled(40)}, nil)
 
 	require.Eventually(t, func() bool { return h.member.InFlight() == 1 }, waitFor, tick)
 	require.False(t, h.member.CancelLocal("elsewhere"), "a run not executing here is not cancelled here")
 	require.True(t, h.member.CancelLocal("r1"))
-	require.Eventually(t, func() bool { _, ok := store.outcome("r1"); return ok }, waitFor, tick)
-	o, _ := store.outcome("r1")
-	require.Equal(t, string(run.Cancelled), o.Status)
-	require.EqualValues(t, 40, o.Stats.RowsWritten)
-	_, handed := store.handBack("r1")
-	require.False(t, handed)
+	rec := store.ended(t, "r1")
+	require.Equal(t, string(run.Cancelled), rec.Status)
+	require.EqualValues(t, 40, rec.Stats.RowsWritten)
+	require.Zero(t, store.handBackCalls.Load())
 }
 
 func TestCancelFlagFromPeerIsPolled(t *testing.T) {
 	t.Parallel()
-	store := newFakeStore(claimed("r1"))
+	store := newHistory(t)
+	store.add(claimed("r1"))
 	h := start(t, store, &fakeRunner{fn: untilCancelled(3)}, nil)
 
 	require.Eventually(t, func() bool { return h.member.InFlight() == 1 }, waitFor, tick)
-	store.with(func() { store.cancelFlags["r1"] = true })
-	require.Eventually(t, func() bool { _, ok := store.outcome("r1"); return ok }, waitFor, tick)
-	o, _ := store.outcome("r1")
-	require.Equal(t, string(run.Cancelled), o.Status)
-	require.EqualValues(t, 3, o.Stats.RowsWritten)
+	ended, err := store.RequestCancel(context.Background(), "r1") // on a peer's API
+	require.NoError(t, err)
+	require.False(t, ended, "a running run ends when its owner stops it")
+	rec := store.ended(t, "r1")
+	require.Equal(t, string(run.Cancelled), rec.Status)
+	require.EqualValues(t, 3, rec.Stats.RowsWritten)
 }
 
 func TestReclaimOrphansOnlyWhenExclusive(t *testing.T) {
 	t.Parallel()
 	for _, exclusive := range []bool{true, false} {
-		store := newFakeStore()
+		store := newHistory(t)
+		orphan := claimed("orphan")
+		orphan.Pool = "elsewhere" // stays put once requeued: the member does not serve it
+		store.held(orphan)
 		h := start(t, store, &fakeRunner{fn: succeed(1)}, func(c *cluster.Config, _ *cluster.Deps) {
 			c.Exclusive = exclusive
 		})
-		store.with(func() {
-			if exclusive {
-				require.Equal(t, []string{"m1"}, store.orphanCalls)
-			} else {
-				require.Empty(t, store.orphanCalls)
-			}
-		})
+		// Start returns after the reclaim of orphans, when there is one.
+		rec := store.get("orphan")
 		h.metrics.mu.Lock()
-		if exclusive {
-			require.Equal(t, []string{"requeued"}, h.metrics.reclaimed)
-		}
+		reclaimed := slices.Clone(h.metrics.reclaimed)
 		h.metrics.mu.Unlock()
+		if !exclusive {
+			require.Equal(t, "running", rec.Status, "a cluster member never assumes a peer's runs are orphans")
+			require.Equal(t, peerOwner.InstanceID, rec.Owner)
+			continue
+		}
+		require.Equal(t, "pending", rec.Status)
+		require.Equal(t, []string{"requeued"}, reclaimed)
 	}
 }
 
 func TestStartFailsWhenOrphansCannotBeReclaimed(t *testing.T) {
 	t.Parallel()
-	store := newFakeStore()
+	store := newHistory(t)
 	store.down.Store(true)
 	m, err := cluster.New(cluster.Config{InstanceID: "m1", MaxConcurrent: 1, LeaseTTL: 300 * time.Millisecond,
 		PollInterval: 20 * time.Millisecond, Exclusive: true},
@@ -168,38 +175,40 @@ func TestStartFailsWhenOrphansCannotBeReclaimed(t *testing.T) {
 
 func TestStartTwiceIsRefusedAndStopMarksStopped(t *testing.T) {
 	t.Parallel()
-	store := newFakeStore()
+	store := newHistory(t)
 	h := start(t, store, &fakeRunner{fn: succeed(1)}, nil)
 	require.ErrorContains(t, h.member.Start(context.Background()), "already started")
+	require.True(t, store.memberRow("m1").StoppedAt.IsZero())
 	h.member.Stop()
 	h.member.Stop() // idempotent
-	store.with(func() { require.Equal(t, []string{"m1"}, store.stopped) })
+	require.False(t, store.memberRow("m1").StoppedAt.IsZero(), "the stop is recorded")
+	store.mu.Lock()
+	defer store.mu.Unlock()
+	require.Equal(t, []string{"m1"}, store.stopped, "once")
 }
 
 func TestHeartbeatDescribesTheMember(t *testing.T) {
 	t.Parallel()
-	store := newFakeStore()
+	store := newHistory(t)
 	start(t, store, &fakeRunner{fn: succeed(1)}, func(c *cluster.Config, _ *cluster.Deps) {
 		c.Pools = []string{"gpu", "default"}
 		c.StateFormatMax = 2
 		c.VaultFormatMax = 1
 	})
-	store.with(func() {
-		require.NotEmpty(t, store.heartbeats)
-		hb := store.heartbeats[0]
-		require.Equal(t, "m1", hb.InstanceID)
-		require.Equal(t, "127.0.0.1:8080", hb.Listen)
-		require.Equal(t, []string{"gpu", "default"}, hb.Pools)
-		require.Equal(t, 4, hb.MaxConcurrent)
-		require.Equal(t, 2, hb.StateFormatMax)
-		require.False(t, hb.Draining)
-	})
+	// Start returns after the first heartbeat is stored.
+	hb := store.memberRow("m1")
+	require.Equal(t, "m1", hb.InstanceID)
+	require.Equal(t, "127.0.0.1:8080", hb.Listen)
+	require.Equal(t, []string{"gpu", "default"}, hb.Pools)
+	require.Equal(t, 4, hb.MaxConcurrent)
+	require.Equal(t, 2, hb.StateFormatMax)
+	require.False(t, hb.Draining)
 }
 
 func TestNewRefusesBadConfig(t *testing.T) {
 	t.Parallel()
 	good := cluster.Config{InstanceID: "m1", MaxConcurrent: 1, LeaseTTL: 3 * time.Second, PollInterval: time.Second}
-	deps := cluster.Deps{Store: newFakeStore(), Loader: &fakeLoader{}, Runner: &fakeRunner{}}
+	deps := cluster.Deps{Store: newHistory(t), Loader: &fakeLoader{}, Runner: &fakeRunner{}}
 	cases := []struct {
 		name string
 		edit func(*cluster.Config, *cluster.Deps)
@@ -232,29 +241,29 @@ var _ cluster.Runner = (*execute.Executor)(nil)
 
 func TestBackloggedMemberGathersFreedSlotsIntoFewerClaims(t *testing.T) {
 	t.Parallel()
-	const runs = 200
-	store := newFakeStore(ids("r", runs)...)
-	runner := &fakeRunner{fn: func(context.Context, execute.Job) (execute.Stats, error) {
-		time.Sleep(time.Millisecond)
-		return execute.Stats{RowsWritten: 1}, nil
-	}}
+	const runs = 64
+	store := newHistory(t)
+	store.add(ids("r", runs)...)
+	// Slots free four at a time, as when short runs end together; without the bursts the
+	// history's own latency would space the frees out beyond the gathering wait.
+	store.finishInBursts(4)
+	runner := &fakeRunner{fn: succeed(1)}
 	start(t, store, runner, func(c *cluster.Config, _ *cluster.Deps) {
 		c.MaxConcurrent = 8
 		c.PollInterval = time.Hour
 	})
-	require.Eventually(t, func() bool { return runner.started.Load() == runs }, 10*waitFor, tick)
-	store.with(func() {
-		// Claiming as each slot frees would take about one claim per run.
-		require.Less(t, len(store.claimCalls), runs*3/4, "claims: %v", store.claimCalls)
-		for _, n := range store.claimCalls {
-			require.LessOrEqual(t, n, 8)
-		}
-	})
+	store.until(t, func() bool { return store.count("completed") == runs }, "every run completed")
+	// Claiming as each slot frees would take about one claim per run.
+	claims := store.claims()
+	require.Less(t, len(claims), runs*3/4, "claims: %v", claims)
+	for _, n := range claims {
+		require.LessOrEqual(t, n, 8)
+	}
 }
 
 func TestIdleMemberClaimsAWokenRunAtOnce(t *testing.T) {
 	t.Parallel()
-	store := newFakeStore()
+	store := newHistory(t)
 	runner := &fakeRunner{fn: untilCancelled(1)}
 	h := start(t, store, runner, func(c *cluster.Config, _ *cluster.Deps) {
 		c.MaxConcurrent = 8
@@ -267,7 +276,5 @@ func TestIdleMemberClaimsAWokenRunAtOnce(t *testing.T) {
 	h.member.Wake()
 	h.steps.claims.reach(t, 2)
 	require.Eventually(t, func() bool { return runner.started.Load() == 1 }, waitFor, tick)
-	store.with(func() {
-		require.Equal(t, []int{8, 8}, store.claimCalls, "no backlog: the claim asks at once for all free slots")
-	})
+	require.Equal(t, []int{8, 8}, store.claims(), "no backlog: the claim asks at once for all free slots")
 }

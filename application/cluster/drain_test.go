@@ -12,18 +12,32 @@ import (
 	"github.com/sluicehq/sluice/domain/run"
 )
 
-func requireHandedBack(t *testing.T, store *fakeStore, id string, rows int64) {
+// requireHandedBack checks that run id was handed back with its rows, its attempt
+// closed as handed back and not spent: a hand-back is no failure. (The member may have
+// claimed it again since.)
+func requireHandedBack(t *testing.T, store *history, id string, rows int64) {
 	t.Helper()
 	p, ok := store.handBack(id)
 	require.True(t, ok, "run %s was not handed back", id)
 	require.Equal(t, rows, p.RowsWritten)
+	rec := store.get(id)
+	require.NotEmpty(t, rec.Attempts)
+	require.Equal(t, "handed_back", rec.Attempts[0].Outcome)
+	spent := 0
+	for _, a := range rec.Attempts {
+		if a.Outcome != "handed_back" {
+			spent++
+		}
+	}
+	require.Equal(t, spent, rec.Attempt, "a hand-back spends no attempt")
 	_, fin := store.outcome(id)
 	require.False(t, fin, "a handed-back run is not finished")
 }
 
 func TestDrainHandsBackAfterTheGraceWithoutSpendingAttempts(t *testing.T) {
 	t.Parallel()
-	store := newFakeStore(claimed("r1"), claimed("r2"))
+	store := newHistory(t)
+	store.add(claimed("r1"), claimed("r2"))
 	runner := &fakeRunner{fn: untilCancelled(12)}
 	grace := 150 * time.Millisecond
 	h := start(t, store, runner, func(c *cluster.Config, _ *cluster.Deps) { c.ShutdownGrace = grace })
@@ -31,6 +45,7 @@ func TestDrainHandsBackAfterTheGraceWithoutSpendingAttempts(t *testing.T) {
 
 	begin := time.Now()
 	require.NoError(t, h.member.Drain(context.Background()))
+	// A lower bound only: the runs are stopped no sooner than the grace allows.
 	require.GreaterOrEqual(t, time.Since(begin), grace, "in-flight runs get the whole grace")
 	require.True(t, h.member.Draining())
 	require.Zero(t, h.member.InFlight())
@@ -46,15 +61,14 @@ func TestDrainHandsBackAfterTheGraceWithoutSpendingAttempts(t *testing.T) {
 	h.steps.cycles.more(t, 2)
 	require.Equal(t, passes, h.steps.claims.count(), "a draining member made a claim pass")
 	require.EqualValues(t, 2, runner.started.Load())
-	store.with(func() {
-		require.Len(t, store.pending, 1)
-		require.True(t, store.heartbeats[len(store.heartbeats)-1].Draining)
-	})
+	require.Equal(t, "pending", store.get("r3").Status)
+	require.True(t, store.memberRow("m1").Draining)
 }
 
 func TestRunFinishingWithinTheGraceCompletes(t *testing.T) {
 	t.Parallel()
-	store := newFakeStore(claimed("r1"))
+	store := newHistory(t)
+	store.add(claimed("r1"))
 	release := make(chan struct{})
 	runner := &fakeRunner{fn: func(ctx context.Context, _ execute.Job) (execute.Stats, error) {
 		select {
@@ -73,16 +87,16 @@ func TestRunFinishingWithinTheGraceCompletes(t *testing.T) {
 	require.Eventually(t, h.member.Draining, waitFor, tick)
 	close(release)
 	require.NoError(t, <-drained)
-	o, ok := store.outcome("r1")
-	require.True(t, ok)
-	require.Equal(t, string(run.Completed), o.Status)
-	require.EqualValues(t, 9, o.Stats.RowsWritten)
+	rec := store.get("r1")
+	require.Equal(t, string(run.Completed), rec.Status)
+	require.EqualValues(t, 9, rec.Stats.RowsWritten)
 	require.Zero(t, store.handBackCalls.Load())
 }
 
 func TestDrainWithZeroGraceHandsBackAtOnce(t *testing.T) {
 	t.Parallel()
-	store := newFakeStore(claimed("r1"))
+	store := newHistory(t)
+	store.add(claimed("r1"))
 	h := start(t, store, &fakeRunner{fn: untilCancelled(4)}, func(c *cluster.Config, _ *cluster.Deps) {
 		c.ShutdownGrace = 0
 	})
@@ -95,7 +109,8 @@ func TestDrainWithZeroGraceHandsBackAtOnce(t *testing.T) {
 
 func TestSecondDrainSkipsTheGrace(t *testing.T) {
 	t.Parallel()
-	store := newFakeStore(claimed("r1"))
+	store := newHistory(t)
+	store.add(claimed("r1"))
 	h := start(t, store, &fakeRunner{fn: untilCancelled(1)}, func(c *cluster.Config, _ *cluster.Deps) {
 		c.ShutdownGrace = time.Hour
 	})
@@ -111,7 +126,8 @@ func TestSecondDrainSkipsTheGrace(t *testing.T) {
 
 func TestDrainContextEndSkipsTheGrace(t *testing.T) {
 	t.Parallel()
-	store := newFakeStore(claimed("r1"))
+	store := newHistory(t)
+	store.add(claimed("r1"))
 	h := start(t, store, &fakeRunner{fn: untilCancelled(1)}, func(c *cluster.Config, _ *cluster.Deps) {
 		c.ShutdownGrace = time.Hour
 	})
@@ -128,7 +144,8 @@ func TestDrainContextEndSkipsTheGrace(t *testing.T) {
 
 func TestDrainAbandonsRunsThatDoNotStopWithinTheKillTimeout(t *testing.T) {
 	t.Parallel()
-	store := newFakeStore(claimed("r1"))
+	store := newHistory(t)
+	store.add(claimed("r1"))
 	release := make(chan struct{})
 	runner := &fakeRunner{fn: func(context.Context, execute.Job) (execute.Stats, error) {
 		<-release // ignores its token
@@ -144,15 +161,17 @@ func TestDrainAbandonsRunsThatDoNotStopWithinTheKillTimeout(t *testing.T) {
 	err := h.member.Drain(context.Background())
 	require.ErrorContains(t, err, "--shutdown-kill-secs")
 	require.ErrorContains(t, err, "1 run(s)")
-	require.Zero(t, store.settledCount())
+	require.Zero(t, store.finishCalls.Load()+store.handBackCalls.Load(), "an abandoned run writes nothing")
+	require.Equal(t, "running", store.get("r1").Status)
 }
 
 func TestStopWithoutDrainHandsBackWhatRuns(t *testing.T) {
 	t.Parallel()
-	store := newFakeStore(claimed("r1"))
+	store := newHistory(t)
+	store.add(claimed("r1"))
 	h := start(t, store, &fakeRunner{fn: untilCancelled(6)}, nil)
 	require.Eventually(t, func() bool { return h.member.InFlight() == 1 }, waitFor, tick)
 	h.member.Stop()
 	requireHandedBack(t, store, "r1", 6)
-	store.with(func() { require.Equal(t, []string{"m1"}, store.stopped) })
+	require.False(t, store.memberRow("m1").StoppedAt.IsZero())
 }

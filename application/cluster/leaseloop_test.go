@@ -14,20 +14,22 @@ import (
 // stoppable runs until its token fires and reports that on stopped.
 func stoppable(rows int64, stopped chan<- struct{}) func(ctx context.Context, job execute.Job) (execute.Stats, error) {
 	inner := untilCancelled(rows)
+	var once sync.Once // a run handed back may be claimed and stopped again
 	return func(ctx context.Context, job execute.Job) (execute.Stats, error) {
 		s, err := inner(ctx, job)
-		close(stopped)
+		once.Do(func() { close(stopped) })
 		return s, err
 	}
 }
 
 func TestLeaseLostAtRenewalStopsTheRunAndDiscardsIt(t *testing.T) {
 	t.Parallel()
-	store := newFakeStore(claimed("r1"))
+	store := newHistory(t)
+	store.add(claimed("r1"))
 	stopped := make(chan struct{})
 	h := start(t, store, &fakeRunner{fn: stoppable(5, stopped)}, nil)
 	require.Eventually(t, func() bool { return h.member.InFlight() == 1 }, waitFor, tick)
-	store.with(func() { store.notRenewed["r1"] = true })
+	store.steal("r1")
 
 	select {
 	case <-stopped:
@@ -35,34 +37,45 @@ func TestLeaseLostAtRenewalStopsTheRunAndDiscardsIt(t *testing.T) {
 		t.Fatal("the run was not stopped after its lease was lost")
 	}
 	require.Eventually(t, func() bool { return h.member.InFlight() == 0 }, waitFor, tick)
-	require.Zero(t, store.settledCount())
+	rec := store.get("r1")
+	require.Equal(t, "running", rec.Status)
+	require.Equal(t, peerOwner.InstanceID, rec.Owner, "the run stays the peer's")
+	require.Zero(t, store.finishCalls.Load(), "a lost run's result is discarded")
 	require.Zero(t, store.handBackCalls.Load(), "a lost run is not ours to hand back")
 }
 
 func TestRenewalRenewsHeldRunsAndReclaims(t *testing.T) {
 	t.Parallel()
-	store := newFakeStore(claimed("r1"))
+	store := newHistory(t)
+	store.add(claimed("r1"))
 	h := start(t, store, &fakeRunner{fn: untilCancelled(1)}, nil)
 	require.Eventually(t, func() bool { return h.member.InFlight() == 1 }, waitFor, tick)
-	require.Eventually(t, func() bool {
-		var ok bool
-		store.with(func() { ok = store.renewCalls >= 2 && store.reclaimCalls >= 2 })
-		return ok
-	}, waitFor, tick)
+	before := store.memberRow("m1").HeartbeatAt
+	h.steps.cycles.more(t, 3) // the first may have begun before the claim
+	store.mu.Lock()
+	renews, reclaims := store.renewCalls, store.reclaims
+	store.mu.Unlock()
+	require.GreaterOrEqual(t, renews, 2)
+	require.GreaterOrEqual(t, reclaims, 2)
+	require.True(t, store.memberRow("m1").HeartbeatAt.After(before), "each cycle heartbeats")
+	require.Equal(t, "running", store.get("r1").Status)
 	require.True(t, h.member.Healthy())
 }
 
 func TestOutageStopsRunsAtTheCutoffAndHandsThemBackAfterRecovery(t *testing.T) {
 	t.Parallel()
-	store := newFakeStore(claimed("r1"))
+	store := newHistory(t)
+	store.add(claimed("r1"))
 	stopped := make(chan struct{})
 	// TTL 300 ms: renewals every 100 ms (real time); the cutoff, 200 ms, is measured on the
-	// fake clock so the test decides when it has passed.
+	// fake clock so the test decides when it has passed. The history holds the lease for
+	// an hour (heldLease), so the outage ends before the lease does.
 	h := start(t, store, &fakeRunner{fn: stoppable(8, stopped)}, nil)
 	require.Eventually(t, func() bool { return h.member.InFlight() == 1 }, waitFor, tick)
 
 	store.down.Store(true)
-	require.Eventually(t, func() bool { return !h.member.Healthy() }, waitFor, tick)
+	require.Eventually(t, h.metrics.failing, waitFor, tick, "renewals fail")
+	require.False(t, h.member.Healthy())
 	// A claim decided just before the failure may still land; the pass after the next
 	// one started with the member already unhealthy.
 	h.steps.claims.more(t, 2)
@@ -91,14 +104,13 @@ func TestOutageStopsRunsAtTheCutoffAndHandsThemBackAfterRecovery(t *testing.T) {
 		t.Fatal("the run was not stopped at the outage cutoff")
 	}
 	require.Eventually(t, func() bool { return h.member.InFlight() == 0 }, waitFor, tick)
-	require.Zero(t, store.settledCount(), "nothing can be written while the history is down")
+	require.Equal(t, "running", store.get("r1").Status, "nothing can be written while the history is down")
 
 	store.down.Store(false)
-	require.Eventually(t, func() bool { _, ok := store.handBack("r1"); return ok }, waitFor, tick)
+	store.until(t, func() bool { return store.handedBack("r1") }, "r1 handed back")
 	requireHandedBack(t, store, "r1", 8)
 	require.Eventually(t, h.member.Healthy, waitFor, tick)
-	require.Eventually(t, func() bool { return h.runner.started.Load() == 2 }, waitFor, tick,
-		"claiming resumes once the history answers")
+	store.until(t, func() bool { return store.get("r2").Status == "running" }, "claiming resumes once the history answers")
 	h.metrics.mu.Lock()
 	defer h.metrics.mu.Unlock()
 	require.Contains(t, h.metrics.unreachable, true)
@@ -107,35 +119,40 @@ func TestOutageStopsRunsAtTheCutoffAndHandsThemBackAfterRecovery(t *testing.T) {
 
 func TestOutageRunAlreadyReclaimedByAPeerIsDropped(t *testing.T) {
 	t.Parallel()
-	store := newFakeStore(claimed("r1"))
+	store := newHistory(t)
+	store.add(claimed("r1"))
 	stopped := make(chan struct{})
 	h := start(t, store, &fakeRunner{fn: stoppable(1, stopped)}, nil)
 	require.Eventually(t, func() bool { return h.member.InFlight() == 1 }, waitFor, tick)
 
 	store.down.Store(true)
-	require.Eventually(t, func() bool { return !h.member.Healthy() }, waitFor, tick)
+	require.Eventually(t, h.metrics.failing, waitFor, tick, "renewals fail")
+	require.False(t, h.member.Healthy())
 	h.clock.Advance(time.Second)
-	<-stopped
+	receive(t, stopped, "the run stops at the outage cutoff")
 	require.Eventually(t, func() bool { return h.member.InFlight() == 0 }, waitFor, tick)
 
-	store.with(func() { store.lostOn["r1"] = true }) // a peer reclaimed it meanwhile
+	store.steal("r1") // a peer reclaimed it meanwhile
 	store.down.Store(false)
 	require.Eventually(t, func() bool { return store.handBackCalls.Load() == 1 }, waitFor, tick)
 	require.Eventually(t, h.member.Healthy, waitFor, tick)
 	h.steps.cycles.more(t, 3) // healthy lease cycles, each of which would retry a parked hand-back
 	require.EqualValues(t, 1, store.handBackCalls.Load(), "a run a peer reclaimed is not handed back again")
-	require.Zero(t, store.settledCount())
+	require.Zero(t, store.finishCalls.Load())
+	require.Equal(t, peerOwner.InstanceID, store.get("r1").Owner, "the peer's run is left alone")
 }
 
 func TestOutageCutoffHoldsWhileTheLeaseLoopIsStuck(t *testing.T) {
 	t.Parallel()
-	store := newFakeStore(claimed("r1"))
+	store := newHistory(t)
+	store.add(claimed("r1"))
 	stopped := make(chan struct{})
 	h := start(t, store, &fakeRunner{fn: stoppable(3, stopped)}, nil)
 	require.Eventually(t, func() bool { return h.member.InFlight() == 1 }, waitFor, tick)
 
 	store.down.Store(true)
-	require.Eventually(t, func() bool { return !h.member.Healthy() }, waitFor, tick)
+	require.Eventually(t, h.metrics.failing, waitFor, tick, "renewals fail")
+	require.False(t, h.member.Healthy())
 	// The history now swallows statements: the lease loop's next try never returns, so
 	// only the outage watch can keep the cutoff.
 	stall := make(chan struct{})
@@ -156,6 +173,5 @@ func TestOutageCutoffHoldsWhileTheLeaseLoopIsStuck(t *testing.T) {
 	store.stall.Store(nil)
 	unstall()
 	store.down.Store(false)
-	require.Eventually(t, func() bool { _, ok := store.handBack("r1"); return ok }, waitFor, tick,
-		"handed back once the history answers")
+	store.until(t, func() bool { return store.handedBack("r1") }, "handed back once the history answers")
 }

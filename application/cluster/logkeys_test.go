@@ -43,7 +43,8 @@ func (b *lockedBuffer) line(t *testing.T, msg string) map[string]any {
 func TestRunFinishedLineHasNoEmptyCode(t *testing.T) {
 	t.Parallel()
 	logs := &lockedBuffer{}
-	store := newFakeStore(claimed("r1"))
+	store := newHistory(t)
+	store.add(claimed("r1"))
 	start(t, store, &fakeRunner{fn: succeed(3)}, func(_ *cluster.Config, d *cluster.Deps) {
 		d.Log = slog.New(slog.NewJSONHandler(logs, nil))
 	})

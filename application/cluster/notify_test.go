@@ -37,7 +37,7 @@ func noPolling(n cluster.Notifications) func(*cluster.Config, *cluster.Deps) {
 
 func TestWorkNotificationClaimsAtOnce(t *testing.T) {
 	t.Parallel()
-	store := newFakeStore()
+	store := newHistory(t)
 	n := newFakeNotifications()
 	h := start(t, store, &fakeRunner{fn: succeed(1)}, noPolling(n))
 	h.steps.claims.reach(t, 1) // the claim loop claims once at start
@@ -47,47 +47,48 @@ func TestWorkNotificationClaimsAtOnce(t *testing.T) {
 	h.steps.cycles.more(t, 2)
 	require.Equal(t, 1, h.steps.claims.count(), "without a wake-up nothing claims before the poll interval")
 	require.Zero(t, h.runner.started.Load())
+	require.Equal(t, "pending", store.get("r1").Status)
 
 	n.wake <- struct{}{}
-	require.Eventually(t, func() bool { _, ok := store.outcome("r1"); return ok }, waitFor, tick)
+	require.Equal(t, string(run.Completed), store.ended(t, "r1").Status)
 }
 
 func TestCancelNotificationFiresTheTokenAtOnce(t *testing.T) {
 	t.Parallel()
-	store := newFakeStore(claimed("r1"), claimed("r2"))
+	store := newHistory(t)
+	store.add(claimed("r1"), claimed("r2"))
 	n := newFakeNotifications()
 	h := start(t, store, &fakeRunner{fn: untilCancelled(7)}, noPolling(n))
 	require.Eventually(t, func() bool { return h.member.InFlight() == 2 }, waitFor, tick)
 
 	n.cancels <- "not-here" // another member's run: nothing happens here
 	n.cancels <- "r1"
-	require.Eventually(t, func() bool { _, ok := store.outcome("r1"); return ok }, waitFor, tick)
-	o, _ := store.outcome("r1")
-	require.Equal(t, string(run.Cancelled), o.Status)
-	require.EqualValues(t, 7, o.Stats.RowsWritten)
-	require.Equal(t, 1, h.member.InFlight(), "only the named run stops")
+	rec := store.ended(t, "r1")
+	require.Equal(t, string(run.Cancelled), rec.Status)
+	require.EqualValues(t, 7, rec.Stats.RowsWritten)
+	require.Eventually(t, func() bool { return h.member.InFlight() == 1 }, waitFor, tick)
+	require.Equal(t, "running", store.get("r2").Status, "only the named run stops")
 }
 
 func TestEmptyCancelNotificationRereadsEveryFlag(t *testing.T) {
 	t.Parallel()
-	store := newFakeStore(claimed("r1"), claimed("r2"))
+	store := newHistory(t)
+	store.add(claimed("r1"), claimed("r2"))
 	n := newFakeNotifications()
 	h := start(t, store, &fakeRunner{fn: untilCancelled(1)}, noPolling(n))
 	require.Eventually(t, func() bool { return h.member.InFlight() == 2 }, waitFor, tick)
 
-	store.with(func() { store.cancelFlags["r2"] = true })
+	_, err := store.RequestCancel(context.Background(), "r2") // its notification was lost
+	require.NoError(t, err)
 	n.cancels <- ""
-	require.Eventually(t, func() bool { _, ok := store.outcome("r2"); return ok }, waitFor, tick)
-	o, _ := store.outcome("r2")
-	require.Equal(t, string(run.Cancelled), o.Status)
-	_, ok := store.outcome("r1")
-	require.False(t, ok, "a run without a flag keeps running")
+	require.Equal(t, string(run.Cancelled), store.ended(t, "r2").Status)
+	require.Equal(t, "running", store.get("r1").Status, "a run without a flag keeps running")
 }
 
 func TestStopEndsTheNotificationLoop(t *testing.T) {
 	t.Parallel()
 	n := newFakeNotifications()
-	h := start(t, newFakeStore(), &fakeRunner{fn: succeed(1)}, noPolling(n))
+	h := start(t, newHistory(t), &fakeRunner{fn: succeed(1)}, noPolling(n))
 	h.member.Stop()
 	// Stop returns after every loop has ended, so no reader is left: a send that
 	// succeeds now went to a loop that outlived Stop.
@@ -126,7 +127,7 @@ func (f *fakePoolTimeouts) callCount() int {
 func TestPoolWaitTimeoutFailsRunsEveryLeaseCycle(t *testing.T) {
 	t.Parallel()
 	pt := &fakePoolTimeouts{fail: []cluster.PoolTimedOut{{ID: "p1", Name: "orders", Pool: "gpu"}, {ID: "p2", Name: "nightly", Pool: "gpu"}}}
-	h := start(t, newFakeStore(), &fakeRunner{fn: succeed(1)}, func(c *cluster.Config, d *cluster.Deps) {
+	h := start(t, newHistory(t), &fakeRunner{fn: succeed(1)}, func(c *cluster.Config, d *cluster.Deps) {
 		c.PoolWaitTimeout = 5 * time.Second
 		d.PoolTimeouts = pt
 	})
@@ -142,12 +143,12 @@ func TestPoolWaitTimeoutFailsRunsEveryLeaseCycle(t *testing.T) {
 func TestPoolWaitTimeoutIsOffByDefaultAndWhileTheHistoryIsDown(t *testing.T) {
 	t.Parallel()
 	pt := &fakePoolTimeouts{}
-	h := start(t, newFakeStore(), &fakeRunner{fn: succeed(1)}, func(_ *cluster.Config, d *cluster.Deps) { d.PoolTimeouts = pt })
+	h := start(t, newHistory(t), &fakeRunner{fn: succeed(1)}, func(_ *cluster.Config, d *cluster.Deps) { d.PoolTimeouts = pt })
 	h.steps.cycles.more(t, 3) // each lease cycle is where pools would time out
 	require.Zero(t, pt.callCount(), "no --pool-wait-timeout-secs: runs wait forever")
 
 	pt2 := &fakePoolTimeouts{}
-	store := newFakeStore()
+	store := newHistory(t)
 	store.down.Store(true)
 	h2 := start(t, store, &fakeRunner{fn: succeed(1)}, func(c *cluster.Config, d *cluster.Deps) {
 		c.PoolWaitTimeout = time.Second
@@ -160,7 +161,7 @@ func TestPoolWaitTimeoutIsOffByDefaultAndWhileTheHistoryIsDown(t *testing.T) {
 func TestNewRefusesABadPoolWaitTimeout(t *testing.T) {
 	t.Parallel()
 	cfg := cluster.Config{InstanceID: "m1", MaxConcurrent: 1, LeaseTTL: 3 * time.Second, PollInterval: time.Second}
-	deps := cluster.Deps{Store: newFakeStore(), Loader: &fakeLoader{}, Runner: &fakeRunner{}}
+	deps := cluster.Deps{Store: newHistory(t), Loader: &fakeLoader{}, Runner: &fakeRunner{}}
 
 	c := cfg
 	c.PoolWaitTimeout = -time.Second
@@ -179,7 +180,10 @@ func TestNewRefusesABadPoolWaitTimeout(t *testing.T) {
 
 func TestHeartbeatCarriesTheWholeRow(t *testing.T) {
 	t.Parallel()
-	store := newFakeStore(claimed("r1"))
+	store := newHistory(t)
+	r1 := claimed("r1")
+	r1.Pool = "gpu"
+	store.add(r1)
 	h := start(t, store, &fakeRunner{fn: untilCancelled(1)}, func(c *cluster.Config, _ *cluster.Deps) {
 		c.Pools = []string{"gpu"}
 		c.StateFormatMax = 2
@@ -187,28 +191,27 @@ func TestHeartbeatCarriesTheWholeRow(t *testing.T) {
 	})
 	require.Eventually(t, func() bool { return h.member.InFlight() == 1 }, waitFor, tick)
 	var hb cluster.MemberRow
-	require.Eventually(t, func() bool {
-		store.with(func() { hb = store.heartbeats[len(store.heartbeats)-1] })
-		return hb.InFlight == 1
-	}, waitFor, tick, "the lease cycle heartbeats the in-flight count")
+	store.until(t, func() bool { hb = store.memberRow("m1").MemberRow; return hb.InFlight == 1 },
+		"the lease cycle heartbeats the in-flight count")
+	row := h.member.Row()
+	require.False(t, row.StartedAt.IsZero())
+	require.True(t, hb.StartedAt.Equal(row.StartedAt.Truncate(time.Millisecond)) || hb.StartedAt.Equal(row.StartedAt),
+		"stored %s, member %s", hb.StartedAt, row.StartedAt)
+	hb.StartedAt = row.StartedAt
 	require.Equal(t, cluster.MemberRow{InstanceID: "m1", Host: "host", PID: 42, Listen: "127.0.0.1:8080",
 		Version: "test", Pools: []string{"gpu"}, MaxConcurrent: 4, InFlight: 1, StateFormatMax: 2,
-		VaultFormatMax: 1, StartedAt: hb.StartedAt}, hb)
-	require.False(t, hb.StartedAt.IsZero())
-	require.Equal(t, hb, h.member.Row())
+		VaultFormatMax: 1, StartedAt: row.StartedAt}, hb)
+	require.Equal(t, hb, row)
 
 	go func() { _ = h.member.Drain(context.Background()) }()
-	require.Eventually(t, func() bool {
-		store.with(func() { hb = store.heartbeats[len(store.heartbeats)-1] })
-		return hb.Draining
-	}, waitFor, tick, "a drain is announced in the row at once")
+	store.until(t, func() bool { return store.memberRow("m1").Draining }, "a drain is announced in the row at once")
 }
 
 func TestStateFormatDefaultsToWhatThisBinaryReads(t *testing.T) {
 	t.Parallel()
-	store := newFakeStore()
+	store := newHistory(t)
 	h := start(t, store, &fakeRunner{fn: succeed(1)}, nil)
 	require.Equal(t, state.FormatMax, h.member.Row().StateFormatMax,
 		"a member advertising 0 would be read as format 1 and refuse every incremental submission")
-	store.with(func() { require.Equal(t, state.FormatMax, store.heartbeats[0].StateFormatMax) })
+	require.Equal(t, state.FormatMax, store.memberRow("m1").StateFormatMax)
 }

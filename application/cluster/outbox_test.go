@@ -139,7 +139,7 @@ func TestOutboxSenderDeliversRejectsAndRetries(t *testing.T) {
 			return 0, &url.Error{Op: "Post", URL: "http://user:pw@hook.example/x?sig=1", Err: errors.New("refused")}
 		},
 	}}
-	start(t, newFakeStore(), &fakeRunner{fn: succeed(1)}, func(c *cluster.Config, d *cluster.Deps) {
+	start(t, newHistory(t), &fakeRunner{fn: succeed(1)}, func(c *cluster.Config, d *cluster.Deps) {
 		d.Outbox, d.Deliverer = ob, dl
 		c.OutboxInterval = 10 * time.Millisecond
 		clock = d.Clock.(*fakeClock)
@@ -174,7 +174,7 @@ func (p *fakePurger) Purge(_ context.Context, req runs.PurgeRequest) (runs.Purge
 func TestPurgeLoopUsesTheRetentions(t *testing.T) {
 	t.Parallel()
 	p := &fakePurger{}
-	h := start(t, newFakeStore(), &fakeRunner{fn: succeed(1)}, func(c *cluster.Config, d *cluster.Deps) {
+	h := start(t, newHistory(t), &fakeRunner{fn: succeed(1)}, func(c *cluster.Config, d *cluster.Deps) {
 		d.Purger = p
 		c.RetainTerminal = 48 * time.Hour
 		c.PurgeInterval = 20 * time.Millisecond
@@ -216,7 +216,7 @@ func TestSealedOutboxRowsAreOpenedAtDelivery(t *testing.T) {
 			ob := &fakeOutbox{retries: map[int64]time.Time{}, lastErr: map[int64]string{}}
 			ob.items = append(ob.items, sealed(tagSealer{id: "k1"}))
 			dl := fakeDeliverer{answers: map[string]func() (int, error){"http://ok": func() (int, error) { return 200, nil }}}
-			start(t, newFakeStore(), &fakeRunner{fn: succeed(1)}, func(c *cluster.Config, d *cluster.Deps) {
+			start(t, newHistory(t), &fakeRunner{fn: succeed(1)}, func(c *cluster.Config, d *cluster.Deps) {
 				d.Outbox, d.Deliverer, d.Sealer = ob, dl, tc.member
 				c.OutboxInterval = 10 * time.Millisecond
 			})

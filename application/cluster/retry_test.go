@@ -3,7 +3,6 @@ package cluster_test
 import (
 	"context"
 	"errors"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -17,15 +16,15 @@ import (
 	"github.com/sluicehq/sluice/domain/run"
 )
 
-// finishTap is the fake history with every Finish reported on a channel, so a test waits
-// for the event instead of polling.
+// finishTap is the history with every Finish reported on a channel, so a test waits for
+// the event instead of polling.
 type finishTap struct {
-	*fakeStore
+	*history
 	done chan cluster.Outcome
 }
 
 func (s *finishTap) Finish(ctx context.Context, owner string, ref cluster.Ref, o cluster.Outcome, b runs.CallbackBuilder) error {
-	err := s.fakeStore.Finish(ctx, owner, ref, o, b)
+	err := s.history.Finish(ctx, owner, ref, o, b)
 	if err == nil {
 		s.done <- o
 	}
@@ -39,10 +38,10 @@ type retryMetrics struct {
 
 func (m *retryMetrics) RunRetried(pipeline string) { m.retried <- pipeline }
 
-// retrying is a claim of a run with a retry policy, at the given attempt.
+// retrying is a run with a retry policy that the member claims at the given attempt.
 func retrying(id string, attempt int, on run.RetryOn) cluster.Claimed {
 	c := claimed(id)
-	c.Attempt = attempt - 1 // the fake claim adds one
+	c.Attempt = attempt - 1 // earlier attempts (history.add); the member's claim adds one
 	c.Retry = &run.Retry{MaxAttempts: 3, On: on,
 		Backoff: backoff.Policy{Initial: 10 * time.Second, Max: 600 * time.Second, Multiplier: 2}}
 	return c
@@ -75,10 +74,11 @@ func TestMemberDecidesRetriesThroughTheDomain(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			store := &finishTap{fakeStore: newFakeStore(tc.claim), done: make(chan cluster.Outcome, 1)}
+			store := &finishTap{history: newHistory(t), done: make(chan cluster.Outcome, 1)}
+			store.add(tc.claim)
 			runner := &fakeRunner{fn: func(context.Context, execute.Job) (execute.Stats, error) { return execute.Stats{}, tc.err }}
 			metrics := &retryMetrics{retried: make(chan string, 1)}
-			start(t, store.fakeStore, runner, func(_ *cluster.Config, d *cluster.Deps) {
+			start(t, store.history, runner, func(_ *cluster.Config, d *cluster.Deps) {
 				d.Store = store
 				d.Metrics = metrics
 				d.Draw = func() float64 { return 0.5 }
@@ -87,42 +87,19 @@ func TestMemberDecidesRetriesThroughTheDomain(t *testing.T) {
 			require.Equal(t, string(run.Failed), o.Status, "the store is told failed; Retry says what the domain decided")
 			require.Equal(t, tc.want.Retry, o.Retry)
 			require.Equal(t, tc.want.RetryDelay, o.RetryDelay)
+			rec := store.get(tc.claim.ID)
+			last := rec.Attempts[len(rec.Attempts)-1]
+			require.Equal(t, "failed", last.Outcome, "the attempt is recorded failed either way")
+			require.Equal(t, o.ErrorCode, last.ErrorCode)
 			if tc.want.Retry {
 				require.Equal(t, "orders", <-metrics.retried)
+				require.Equal(t, "pending", rec.Status, "the history returns a retried run to pending")
+				require.False(t, rec.NotBefore.IsZero(), "…claimable only after its delay")
+				return
 			}
+			require.Equal(t, "failed", rec.Status)
 		})
 	}
-}
-
-// dueStore is the fake history with not_before: a retried run comes back pending, but no
-// claim returns it before its delay has passed (by the real clock, as the claim loop's
-// timers run on it).
-type dueStore struct {
-	*fakeStore
-	mu    sync.Mutex
-	due   time.Time
-	retry *cluster.Claimed
-}
-
-func (s *dueStore) Finish(ctx context.Context, owner string, ref cluster.Ref, o cluster.Outcome, b runs.CallbackBuilder) error {
-	if err := s.fakeStore.Finish(ctx, owner, ref, o, b); err != nil || !o.Retry {
-		return err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	c := retrying(ref.ID, 1, run.RetryAny)
-	s.retry, s.due = &c, time.Now().Add(o.RetryDelay)
-	return nil
-}
-
-func (s *dueStore) Claim(ctx context.Context, owner cluster.Owner, pools []string, n int, ttl time.Duration) ([]cluster.Claimed, error) {
-	s.mu.Lock()
-	if s.retry != nil && !time.Now().Before(s.due) {
-		s.fakeStore.add(*s.retry)
-		s.retry = nil
-	}
-	s.mu.Unlock()
-	return s.fakeStore.Claim(ctx, owner, pools, n, ttl)
 }
 
 // The claim loop wakes when the retry it scheduled comes due: with a poll interval of an
@@ -131,7 +108,8 @@ func TestClaimLoopWakesWhenARetryComesDue(t *testing.T) {
 	t.Parallel()
 	c := retrying("r1", 1, run.RetryAny)
 	c.Retry.Backoff = backoff.Policy{Initial: 40 * time.Millisecond, Max: time.Second, Multiplier: 2}
-	store := &dueStore{fakeStore: newFakeStore(c)}
+	store := newHistory(t) // keeps not_before and answers NextDue
+	store.add(c)
 	attempts := make(chan int, 2)
 	var n atomic.Int32
 	runner := &fakeRunner{fn: func(context.Context, execute.Job) (execute.Stats, error) {
@@ -142,12 +120,19 @@ func TestClaimLoopWakesWhenARetryComesDue(t *testing.T) {
 		}
 		return execute.Stats{}, nil
 	}}
-	start(t, store.fakeStore, runner, func(cfg *cluster.Config, d *cluster.Deps) {
+	start(t, store, runner, func(cfg *cluster.Config, d *cluster.Deps) {
 		cfg.PollInterval = time.Hour
-		d.Store = store
 		d.Clock = nil // the system clock: the due instant is measured on it
 		d.Draw = func() float64 { return 0 }
 	})
 	require.Equal(t, 1, <-attempts)
 	require.Equal(t, 2, <-attempts, "the retry was claimed when due, not at the next poll")
+	rec := store.ended(t, "r1")
+	require.Equal(t, string(run.Completed), rec.Status)
+	require.Len(t, rec.Attempts, 2)
+	// The attempt's times are kept to the millisecond, so the gap may read a tick short.
+	delay := c.Retry.Backoff.Delay(1, 0)
+	require.Positive(t, delay)
+	require.GreaterOrEqual(t, rec.Attempts[1].ClaimedAt.Sub(*rec.Attempts[0].EndedAt), delay-time.Millisecond,
+		"not claimed before its delay, by the history's clock")
 }

@@ -101,7 +101,9 @@ func TestARunsSpansJoinTheTraceItWasSubmittedIn(t *testing.T) {
 	c := claimed("r1")
 	c.Traceparent, c.Attempt = "submit-span", 1 // the claim makes it attempt 2
 	failing := claimed("r2")                    // no traceparent: a trace of its own
-	start(t, newFakeStore(c, failing), &fakeRunner{fn: func(ctx context.Context, job execute.Job) (execute.Stats, error) {
+	store := newHistory(t)
+	store.add(c, failing)
+	start(t, store, &fakeRunner{fn: func(ctx context.Context, job execute.Job) (execute.Stats, error) {
 		if job.Run == "r2" {
 			return paging(&execute.Failure{Code: "pipeline_error", Err: errors.New("sink refused")})(ctx, job)
 		}
@@ -146,12 +148,12 @@ func TestARunsSpansJoinTheTraceItWasSubmittedIn(t *testing.T) {
 func TestShardSpansCarryTheirIndex(t *testing.T) {
 	t.Parallel()
 	tr := &treeTracer{}
-	sh := newFakeShards()
-	r := shardedRun("r3", 2)
+	store := newHistory(t)
+	r := claimed("r3")
 	r.Traceparent = "submit-span"
-	sh.addShards(r, 2)
-	start(t, newFakeStore(), &fakeRunner{fn: paging(nil)}, func(c *cluster.Config, d *cluster.Deps) {
-		sharding(sh, &fakePlanner{}, true)(c, d)
+	store.planned(r, hashSlices(2))
+	start(t, store, &fakeRunner{fn: paging(nil)}, func(c *cluster.Config, d *cluster.Deps) {
+		sharding(&fakePlanner{}, true)(c, d)
 		d.Tracer = tr
 	})
 	require.Eventually(t, func() bool { return len(tr.ended("shard.attempt")) == 2 && len(tr.ended("finish")) == 2 }, waitFor, tick)

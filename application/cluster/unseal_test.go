@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -66,7 +65,8 @@ func sealedClaim(t *testing.T, id, owner string) (cluster.Claimed, secretsByRun)
 func TestSealedRunsAreOpenedRestoredAndRegistered(t *testing.T) {
 	t.Parallel()
 	c, secrets := sealedClaim(t, "r1", "r1")
-	store := newFakeStore(c)
+	store := newHistory(t)
+	store.add(c)
 	var mu sync.Mutex
 	var loaded string
 	loader := &fakeLoader{cfg: func(text string) (*pipeline.Config, error) {
@@ -91,10 +91,11 @@ func TestSealedRunsAreOpenedRestoredAndRegistered(t *testing.T) {
 func TestSealedRunIsHandedBackWhenTheHistoryDoesNotAnswer(t *testing.T) {
 	t.Parallel()
 	c, _ := sealedClaim(t, "r1", "r1")
-	store := newFakeStore(c)
+	store := newHistory(t)
+	store.add(c)
 	runner := &fakeRunner{fn: succeed(1)}
 	start(t, store, runner, func(_ *cluster.Config, d *cluster.Deps) { d.Sealer, d.Secrets = tagSealer{id: "k1"}, downSecrets{} })
-	require.Eventually(t, func() bool { _, ok := store.handBack("r1"); return ok }, 5*time.Second, 5*time.Millisecond)
+	store.until(t, func() bool { return store.handedBack("r1") }, "r1 handed back")
 	_, ended := store.outcome("r1")
 	require.False(t, ended, "not failed")
 	require.Zero(t, runner.started.Load(), "the tokens never run")
@@ -117,7 +118,8 @@ func TestSealedRunFailures(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			c, secrets := sealedClaim(t, "r1", tc.owner)
-			store := newFakeStore(c)
+			store := newHistory(t)
+			store.add(c)
 			runner := &fakeRunner{fn: succeed(1)}
 			start(t, store, runner, func(_ *cluster.Config, d *cluster.Deps) { d.Sealer, d.Secrets = tc.sealer, secrets })
 			o := finished(t, store, "r1")

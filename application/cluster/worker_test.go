@@ -11,22 +11,23 @@ import (
 
 	"github.com/sluicehq/sluice/application/cluster"
 	"github.com/sluicehq/sluice/application/execute"
+	"github.com/sluicehq/sluice/application/runs"
 	"github.com/sluicehq/sluice/domain/pipeline"
 	"github.com/sluicehq/sluice/domain/run"
 )
 
-func finished(t *testing.T, store *fakeStore, id string) cluster.Outcome {
+// finished waits until run id has ended and returns it as the history keeps it.
+func finished(t *testing.T, store *history, id string) *runs.Record {
 	t.Helper()
-	require.Eventually(t, func() bool { _, ok := store.outcome(id); return ok }, waitFor, tick)
-	o, _ := store.outcome(id)
-	return o
+	return store.ended(t, id)
 }
 
 func TestConfigErrorFailsTheRunWithConfigError(t *testing.T) {
 	t.Parallel()
 	c := claimed("r1")
 	c.Config = "bad"
-	store := newFakeStore(c)
+	store := newHistory(t)
+	store.add(c)
 	runner := &fakeRunner{fn: succeed(1)}
 	start(t, store, runner, nil)
 
@@ -43,7 +44,8 @@ func TestLoadUsesTheServeOptions(t *testing.T) {
 	zone, err := time.LoadLocation("Europe/Berlin")
 	require.NoError(t, err)
 	c := claimed("r1")
-	store := newFakeStore(c)
+	store := newHistory(t)
+	store.add(c)
 	h := start(t, store, &fakeRunner{fn: succeed(1)}, func(cfg *cluster.Config, _ *cluster.Deps) {
 		cfg.AllowFileDirs = []string{"/srv/files"}
 		cfg.Zone = zone
@@ -79,7 +81,8 @@ func TestTimeoutCountsAcrossAttempts(t *testing.T) {
 			t.Parallel()
 			c := claimed("r1")
 			c.TimeoutSecs, c.ElapsedMS = tc.timeoutSecs, tc.elapsedMS
-			store := newFakeStore(c)
+			store := newHistory(t)
+			store.add(c)
 			runner := &fakeRunner{fn: succeed(1)}
 			start(t, store, runner, nil)
 			o := finished(t, store, "r1")
@@ -98,7 +101,8 @@ func TestTimeoutCountsAcrossAttempts(t *testing.T) {
 
 func TestRunnerPanicFailsWithPipelineError(t *testing.T) {
 	t.Parallel()
-	store := newFakeStore(claimed("r1"), claimed("r2"))
+	store := newHistory(t)
+	store.add(claimed("r1"), claimed("r2"))
 	calls := 0
 	runner := &fakeRunner{}
 	runner.fn = func(context.Context, execute.Job) (execute.Stats, error) {
@@ -122,7 +126,8 @@ func TestRunnerPanicFailsWithPipelineError(t *testing.T) {
 
 func TestFailureKeepsItsCodeAndIsRedacted(t *testing.T) {
 	t.Parallel()
-	store := newFakeStore(claimed("r1"))
+	store := newHistory(t)
+	store.add(claimed("r1"))
 	runner := &fakeRunner{fn: func(context.Context, execute.Job) (execute.Stats, error) {
 		return execute.Stats{RowsWritten: 2}, &execute.Failure{Code: run.CodePipelineError, Connector: "postgres",
 			Role: execute.RoleSink, Page: 3, Err: errors.New("password authentication failed: hunter2")}
@@ -139,7 +144,8 @@ func TestFailureKeepsItsCodeAndIsRedacted(t *testing.T) {
 
 func TestTimeoutFailureFromTheRunner(t *testing.T) {
 	t.Parallel()
-	store := newFakeStore(claimed("r1"))
+	store := newHistory(t)
+	store.add(claimed("r1"))
 	start(t, store, &fakeRunner{fn: func(context.Context, execute.Job) (execute.Stats, error) {
 		return execute.Stats{Pages: 2}, &execute.Failure{Code: run.CodeTimeout, Err: context.DeadlineExceeded}
 	}}, nil)
@@ -149,7 +155,8 @@ func TestTimeoutFailureFromTheRunner(t *testing.T) {
 
 func TestProgressIsThrottledToOncePerSecond(t *testing.T) {
 	t.Parallel()
-	store := newFakeStore(claimed("r1"))
+	store := newHistory(t)
+	store.add(claimed("r1"))
 	var clock *fakeClock
 	runner := &fakeRunner{fn: func(_ context.Context, job execute.Job) (execute.Stats, error) {
 		for i := int64(1); i <= 9; i++ {
@@ -165,28 +172,35 @@ func TestProgressIsThrottledToOncePerSecond(t *testing.T) {
 	})
 	o := finished(t, store, "r1")
 	require.EqualValues(t, 90, o.Stats.RowsWritten)
-	store.with(func() {
-		got := store.progress["r1"]
-		// The first second's pages write nothing (a run ending in it gets its counters
-		// from Finish); then one write per second.
-		require.Len(t, got, 2, "nine pages over three seconds make two progress writes")
-		require.EqualValues(t, 40, got[0].RowsWritten)
-		require.EqualValues(t, 70, got[1].RowsWritten)
-	})
+	store.mu.Lock()
+	defer store.mu.Unlock()
+	got := store.progress["r1"]
+	// The first second's pages write nothing (a run ending in it gets its counters
+	// from Finish); then one write per second.
+	require.Len(t, got, 2, "nine pages over three seconds make two progress writes")
+	require.EqualValues(t, 40, got[0].RowsWritten)
+	require.EqualValues(t, 70, got[1].RowsWritten)
 }
 
 func TestLeaseLostOnProgressStopsTheRunWithoutFinish(t *testing.T) {
 	t.Parallel()
-	store := newFakeStore(claimed("r1"))
-	store.lostOn["r1"] = true
+	store := newHistory(t)
+	store.add(claimed("r1"))
 	var clock *fakeClock
+	stopped := make(chan struct{})
 	h := start(t, store, &fakeRunner{fn: func(ctx context.Context, job execute.Job) (execute.Stats, error) {
+		defer close(stopped)
+		store.steal(job.Run)       // a peer took the run before its first progress write
 		clock.Advance(time.Second) // past the first progress interval: this page is written
 		return untilCancelled(5)(ctx, job)
 	}}, func(_ *cluster.Config, d *cluster.Deps) { clock = d.Clock.(*fakeClock) })
 
+	receive(t, stopped, "the refused progress write stops the run")
 	require.Eventually(t, func() bool { return h.member.InFlight() == 0 }, waitFor, tick)
-	require.Zero(t, store.settledCount(), "a run whose lease is lost is neither finished nor handed back")
+	require.Zero(t, store.finishCalls.Load()+store.handBackCalls.Load(),
+		"a run whose lease is lost is neither finished nor handed back")
+	rec := store.get("r1")
+	require.Equal(t, peerOwner.InstanceID, rec.Owner, "the run stays the peer's")
 	h.metrics.mu.Lock()
 	defer h.metrics.mu.Unlock()
 	require.Empty(t, h.metrics.finished)
@@ -194,14 +208,22 @@ func TestLeaseLostOnProgressStopsTheRunWithoutFinish(t *testing.T) {
 
 func TestLeaseLostAtFinishIsDiscarded(t *testing.T) {
 	t.Parallel()
-	store := newFakeStore(claimed("r1"), claimed("r2"))
-	store.lostOn["r1"] = true
-	h := start(t, store, &fakeRunner{fn: succeed(1)}, nil)
+	store := newHistory(t)
+	store.add(claimed("r1"), claimed("r2"))
+	h := start(t, store, &fakeRunner{fn: func(ctx context.Context, job execute.Job) (execute.Stats, error) {
+		if job.Run == "r1" {
+			store.steal("r1") // a peer took it while it ran
+		}
+		return succeed(1)(ctx, job)
+	}}, func(c *cluster.Config, _ *cluster.Deps) { c.MaxConcurrent = 1 })
 
 	require.Equal(t, string(run.Completed), finished(t, store, "r2").Status)
 	require.Eventually(t, func() bool { return h.member.InFlight() == 0 }, waitFor, tick)
 	_, ok := store.outcome("r1")
 	require.False(t, ok)
+	rec := store.get("r1")
+	require.Equal(t, "running", rec.Status, "the member's finish was refused")
+	require.Equal(t, peerOwner.InstanceID, rec.Owner)
 }
 
 func TestStateKeyAndStore(t *testing.T) {
@@ -232,7 +254,8 @@ func TestStateKeyAndStore(t *testing.T) {
 			t.Parallel()
 			c := claimed("r1")
 			c.Tenant = tc.tenant
-			store := newFakeStore(c)
+			store := newHistory(t)
+			store.add(c)
 			runner := &fakeRunner{fn: succeed(1)}
 			start(t, store, runner, func(_ *cluster.Config, d *cluster.Deps) {
 				d.Loader = &fakeLoader{cfg: func(string) (*pipeline.Config, error) {
@@ -262,19 +285,25 @@ func TestStateKeyAndStore(t *testing.T) {
 // A short run's lines ride in its Finish: one transaction at the end, not two.
 func TestAShortRunsLinesAreWrittenByItsFinish(t *testing.T) {
 	t.Parallel()
-	store := newFakeStore(claimed("r1"))
+	store := newHistory(t)
+	store.add(claimed("r1"))
 	start(t, store, &fakeRunner{fn: succeed(1)}, func(*cluster.Config, *cluster.Deps) {})
-	o := finished(t, store, "r1")
+	var o cluster.Outcome
+	store.until(t, func() (ok bool) { o, ok = store.outcome("r1"); return ok }, "r1 finished")
 	require.NotEmpty(t, o.Logs)
 	require.Equal(t, "run started", o.Logs[0].Message)
-	store.with(func() {
-		require.NotContains(t, store.events, "logs:r1", "no separate log write")
-	})
+	stored := store.logs("r1")
+	require.Len(t, stored, len(o.Logs), "the history keeps what the finish carried")
+	require.Equal(t, "run started", stored[0].Message)
+	store.mu.Lock()
+	defer store.mu.Unlock()
+	require.NotContains(t, store.logWrites, "r1", "no separate log write")
 }
 
 func TestLogsArePersistedRedactedBeforeTheRunEnds(t *testing.T) {
 	t.Parallel()
-	store := newFakeStore(claimed("r1"))
+	store := newHistory(t)
+	store.add(claimed("r1"))
 	runner := &fakeRunner{fn: func(_ context.Context, job execute.Job) (execute.Stats, error) {
 		job.Log.Debug("noisy detail")
 		job.Log.Info("connecting with password hunter2", "dsn", "postgres://u:hunter2@db/x", "page", 1)
@@ -284,35 +313,34 @@ func TestLogsArePersistedRedactedBeforeTheRunEnds(t *testing.T) {
 	start(t, store, runner, func(_ *cluster.Config, d *cluster.Deps) { d.Redactor.Register("hunter2") })
 
 	finished(t, store, "r1")
-	store.with(func() {
-		lines := store.logs["r1"]
-		var all strings.Builder
-		for _, l := range lines {
-			all.WriteString(l.Message)
-			for k, v := range l.Attrs {
-				all.WriteString(" " + k + "=")
-				if s, ok := v.(string); ok {
-					all.WriteString(s)
-				}
+	lines := store.logs("r1")
+	var all strings.Builder
+	for _, l := range lines {
+		all.WriteString(l.Message)
+		for k, v := range l.Attrs {
+			all.WriteString(" " + k + "=")
+			if s, ok := v.(string); ok {
+				all.WriteString(s)
 			}
-			all.WriteString("\n")
-			require.Equal(t, "r1", l.Attrs["run_id"])
-			require.Equal(t, "m1", l.Attrs["instance_id"])
-			require.NotEqual(t, "DEBUG", l.Level)
 		}
-		text := all.String()
-		require.NotContains(t, text, "hunter2")
-		require.NotContains(t, text, "noisy detail")
-		require.Contains(t, text, "connecting with password")
-		require.Contains(t, text, "sink.err=")
-	})
+		all.WriteString("\n")
+		require.Equal(t, "r1", l.Attrs["run_id"])
+		require.Equal(t, "m1", l.Attrs["instance_id"])
+		require.NotEqual(t, "DEBUG", l.Level)
+	}
+	text := all.String()
+	require.NotContains(t, text, "hunter2")
+	require.NotContains(t, text, "noisy detail")
+	require.Contains(t, text, "connecting with password")
+	require.Contains(t, text, "sink.err=")
 }
 
 // SPEC §14.1: a failed run's stored message passes through Withhold, so the row data a
 // database quotes back never reaches the run resource.
 func TestFailedRunMessageIsWithheld(t *testing.T) {
 	t.Parallel()
-	store := newFakeStore(claimed("r1"))
+	store := newHistory(t)
+	store.add(claimed("r1"))
 	runner := &fakeRunner{fn: func(context.Context, execute.Job) (execute.Stats, error) {
 		return execute.Stats{}, &execute.Failure{Code: run.CodePipelineError, Role: execute.RoleSink, Connector: "postgres",
 			Page: 1, Err: errors.New("duplicate key; Key (id)=(row-secret) already exists.")}

@@ -3,6 +3,7 @@ package execute_test
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -299,13 +300,24 @@ func TestCancelCauseIsKept(t *testing.T) {
 func TestSourceBlockedOnCancelIsCancellation(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
-	src := &fakeSource{pages: 10, rowsPerPage: 1, blockAt: 3}
-	snk := &fakeSink{}
-	snk.onWrite = func(page int) {
-		if page == 2 {
-			go func() { time.Sleep(10 * time.Millisecond); cancel() }()
+	// The cancel comes once the source waits in its third page and the sink has written
+	// the second: both events, not a pause that hopes they happened.
+	blocked, wrote := make(chan struct{}), make(chan struct{})
+	src := &fakeSource{pages: 10, rowsPerPage: 1, blockAt: 3, onNext: func(n int) {
+		if n == 3 {
+			close(blocked)
 		}
-	}
+	}}
+	snk := &fakeSink{afterWrite: func(page int) {
+		if page == 2 {
+			close(wrote)
+		}
+	}}
+	go func() {
+		<-blocked
+		<-wrote
+		cancel()
+	}()
 	_, err := setup(src, snk).Run(ctx, execute.Job{Config: config(false)})
 	require.ErrorIs(t, err, context.Canceled)
 	var f *execute.Failure
@@ -319,15 +331,18 @@ func TestTimeout(t *testing.T) {
 	t.Parallel()
 	src := &fakeSource{pages: 10, rowsPerPage: 1, blockAt: 3}
 	snk := &fakeSink{durability: execute.AtEnd}
+	// The executor's timeout runs on the wall clock: it must leave the two pages time to
+	// be confirmed however loaded the machine is, and then fires while the source waits
+	// in its third.
 	stats, err := setup(src, snk).Run(context.Background(),
-		execute.Job{Config: config(false), Timeout: 50 * time.Millisecond})
+		execute.Job{Config: config(false), Timeout: time.Second})
 	var f *execute.Failure
 	require.ErrorAs(t, err, &f)
 	require.Equal(t, run.CodeTimeout, f.Code)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
-	require.Contains(t, err.Error(), "timed out after 50ms (2 pages confirmed)")
+	require.Contains(t, err.Error(), "timed out after 1s (2 pages confirmed)")
 	require.Equal(t, int64(2), stats.Pages)
-	require.GreaterOrEqual(t, stats.Elapsed, 50*time.Millisecond)
+	require.GreaterOrEqual(t, stats.Elapsed, time.Second)
 	_, committed, aborted := snk.counts()
 	require.Zero(t, committed)
 	require.Equal(t, 1, aborted)
@@ -336,8 +351,20 @@ func TestTimeout(t *testing.T) {
 
 func TestPagesInFlightAreBounded(t *testing.T) {
 	t.Parallel()
-	src := &fakeSource{pages: 60, rowsPerPage: 1}
-	snk := &fakeSink{source: src, onWrite: func(int) { time.Sleep(time.Millisecond) }}
+	// A slow sink: it writes page n only once the reader has handed out page n+2 (or the
+	// last), so the reader is always as far ahead as the bound lets it be.
+	const pages = 60
+	var handed atomic.Int64
+	ahead := make(chan struct{}, pages)
+	src := &fakeSource{pages: pages, rowsPerPage: 1, onNext: func(n int) {
+		handed.Store(int64(n))
+		ahead <- struct{}{}
+	}}
+	snk := &fakeSink{source: src, onWrite: func(page int) {
+		for handed.Load() < int64(min(page+2, pages)) {
+			<-ahead
+		}
+	}}
 	_, err := setup(src, snk).Run(context.Background(), execute.Job{Config: config(false)})
 	require.NoError(t, err)
 	// One page being read, two buffered, one being written.

@@ -42,6 +42,9 @@ type fakeSource struct {
 	panicAt     int  // page whose Next panics
 	blockAt     int  // page whose Next waits for ctx
 	panicOnOpen bool // OpenSource panics
+	// onNext, when set, runs after page n was handed out or, for blockAt, when its Next
+	// begins to wait: a test waits on that event instead of sleeping.
+	onNext func(n int)
 
 	mu          sync.Mutex
 	req         execute.ReadRequest
@@ -74,6 +77,9 @@ func (s *fakeSource) Next(ctx context.Context) (*execute.Page, error) {
 	case n == s.panicAt:
 		panic("source exploded")
 	case n == s.blockAt:
+		if s.onNext != nil {
+			s.onNext(n)
+		}
 		<-ctx.Done()
 		return nil, ctx.Err()
 	}
@@ -84,6 +90,9 @@ func (s *fakeSource) Next(ctx context.Context) (*execute.Page, error) {
 	p.Bookmark = &state.Bookmark{Cursor: "id", Value: int64(n * s.rowsPerPage)}
 	if out := s.outstanding.Add(1); out > s.maxOut.Load() {
 		s.maxOut.Store(out)
+	}
+	if s.onNext != nil {
+		s.onNext(n)
 	}
 	return p, nil
 }
@@ -105,6 +114,7 @@ type fakeSink struct {
 	failAt     int
 	panicAt    int
 	onWrite    func(page int)
+	afterWrite func(page int) // runs after page n was recorded, when set
 	onCommit   func()
 	source     *fakeSource // released pages are subtracted from its outstanding count
 
@@ -137,6 +147,9 @@ func (k *fakeSink) Write(_ context.Context, p *execute.Page) error {
 	k.mu.Lock()
 	k.written = append(k.written, p.Rows)
 	k.mu.Unlock()
+	if k.afterWrite != nil {
+		k.afterWrite(n)
+	}
 	return nil
 }
 

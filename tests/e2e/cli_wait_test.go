@@ -16,14 +16,23 @@ import (
 
 // `runs submit --wait` ends when the run ends, not at the server's next poll (SPEC §14.7):
 // the server's poll is 20 s here, and the CLI's last request — the GET that follows the
-// stream's end — reaches the server within 200 ms of the run's finished_at. Both instants
+// stream's end — reaches the server long before that poll could have ended the stream
+// (half of it: a margin no load closes, where a bound of a few hundred milliseconds
+// measured the machine rather than the mechanism; the log shows the real gap). Both instants
 // are the server's own (the history's clock and the access log of the same host), so a
 // slow test process cannot make the measure pass or fail.
+// waitPoll is the servers' poll interval in these tests: a stream that missed the run's
+// end would end only at the next poll.
+const (
+	waitPollSecs = "20"
+	waitPoll     = 20 * time.Second
+)
+
 func TestCLIWaitReturnsWhenTheRunEnds(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
-	s := startServe(t, data, nil, "--log-format", "json", "--lease-ttl-secs", "60", "--cluster-poll-secs", "20")
+	s := startServe(t, data, nil, "--log-format", "json", "--lease-ttl-secs", "60", "--cluster-poll-secs", waitPollSecs)
 	cfg := filepath.Join(dir, "slow.yaml")
 	// 20 rows at 20 rows/s: the stream is waiting when the run ends.
 	require.NoError(t, os.WriteFile(cfg, []byte(generateConfig("slow", filepath.Join(dir, "out.db"), 20, 20, 5, "")), 0o600))
@@ -45,19 +54,19 @@ func TestCLIWaitReturnsWhenTheRunEnds(t *testing.T) {
 	streamEnd, lastGet := streamTimes(t, res.Stderr)
 	t.Logf("finished_at %s; stream ended %s later; the CLI's GET %s later", finished.Format(time.RFC3339Nano),
 		streamEnd.Sub(finished), lastGet.Sub(finished))
-	require.Less(t, lastGet.Sub(finished), 200*time.Millisecond,
-		"--wait returns within 200 ms of the run's end, whatever the server's poll interval")
+	require.Less(t, lastGet.Sub(finished), waitPoll/2,
+		"--wait returns when the run ends, not at the server's next poll")
 }
 
 // In a cluster the run may end on another member: the history's notification of its end
-// reaches the member that streams its log, so `--wait` still returns within 200 ms of
-// finished_at, whatever the poll interval (20 s here).
+// reaches the member that streams its log, so `--wait` still returns long before the
+// poll interval (20 s here) could have ended the stream.
 func TestCLIWaitReturnsWhenAPeerEndsTheRun(t *testing.T) {
 	t.Parallel()
 	history := testdb.Postgres(t)
 	dir := t.TempDir()
 	common := []string{"--cluster", "--history", history, "--auth-token", "e2e-wait-token", "--log-format", "json",
-		"--lease-ttl-secs", "60", "--cluster-poll-secs", "20"}
+		"--lease-ttl-secs", "60", "--cluster-poll-secs", waitPollSecs}
 	// The member the CLI talks to serves another pool, so the run executes on the peer.
 	front := startServe(t, filepath.Join(dir, "front"), nil, append(common, "--pool", "elsewhere")...)
 	peer := startServe(t, filepath.Join(dir, "peer"), nil, append(common, "--pool", "default")...)
@@ -88,8 +97,8 @@ func TestCLIWaitReturnsWhenAPeerEndsTheRun(t *testing.T) {
 	streamEnd, lastGet := streamTimes(t, res.Stderr)
 	t.Logf("finished_at %s on the peer; the front's stream ended %s later; the CLI's GET %s later",
 		finished.Format(time.RFC3339Nano), streamEnd.Sub(finished), lastGet.Sub(finished))
-	require.Less(t, lastGet.Sub(finished), 200*time.Millisecond,
-		"--wait returns within 200 ms of the run's end on another member")
+	require.Less(t, lastGet.Sub(finished), waitPoll/2,
+		"--wait returns when the run ends on another member, not at the next poll")
 	peer.stop(t)
 }
 

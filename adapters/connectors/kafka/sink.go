@@ -48,7 +48,7 @@ func (*Connector) OpenSink(ctx context.Context, req execute.WriteRequest) (execu
 	if err != nil {
 		return nil, fmt.Errorf("kafka: %w", err)
 	}
-	s := &sink{o: o, reach: req.Reach}
+	s := &sink{o: o, reach: req.Reach, bookmarks: req.Bookmarks}
 	if s.cl, err = s.connect(ctx, o.topic); err != nil {
 		return nil, err
 	}
@@ -66,6 +66,10 @@ type sink struct {
 	txn   *txnState
 	buf   []byte
 	close bool
+	// bookmarks: the run saves a bookmark per page, so each page must be acknowledged
+	// before Write returns; without, pages are pipelined (see streams).
+	bookmarks bool
+	inflight  inflight
 }
 
 // connect builds a client and waits until the brokers list topic (and any other topics).
@@ -103,8 +107,22 @@ func (s *sink) connect(ctx context.Context, topic string, extra ...kgo.Opt) (*kg
 	return cl, nil
 }
 
-// Durability: each page is acknowledged by the brokers before Write returns.
-func (*sink) Durability() execute.Durability { return execute.PerPage }
+// Durability: each page is acknowledged by the brokers before Write returns, unless
+// the sink streams; then every page is acknowledged by the end of Commit.
+func (s *sink) Durability() execute.Durability {
+	if s.streams() {
+		return execute.AtEnd
+	}
+	return execute.PerPage
+}
+
+// streams reports whether pages are produced without waiting for their acknowledgements:
+// when no bookmark is saved per page (a full read) and no transaction is open. Waiting
+// per page leaves the brokers idle while the next page is read and encoded, and drains
+// the producer's batches at every page edge; a full read gains nothing from it, since a
+// rerun reads everything again. Kafka cannot unsend either way: a failed run's messages
+// acknowledged so far stay in the topic, as they do with per-page waits.
+func (s *sink) streams() bool { return !s.bookmarks && s.txn == nil }
 
 // records encodes a page as messages: the row as a JSON object, the key from the key
 // columns (the one value as text, several as a JSON array).
@@ -174,6 +192,9 @@ func (s *sink) Write(ctx context.Context, p *execute.Page) error {
 	if err != nil {
 		return err
 	}
+	if s.streams() {
+		return s.produceAsync(ctx, recs)
+	}
 	return retry.Do(ctx, s.o.retry, func(ctx context.Context) error {
 		return s.produce(ctx, recs)
 	})
@@ -189,11 +210,15 @@ func (s *sink) produce(ctx context.Context, recs []*kgo.Record) error {
 	return nil
 }
 
-// Commit flushes and closes the client.
+// Commit flushes and closes the client; a streaming sink then sends again, under the
+// retry block, whatever the brokers failed transiently.
 func (s *sink) Commit(ctx context.Context) error {
 	defer s.shut()
 	if err := s.cl.Flush(ctx); err != nil {
 		return fmt.Errorf("kafka: flush: %w", err)
+	}
+	if s.streams() {
+		return s.settle(ctx)
 	}
 	return nil
 }

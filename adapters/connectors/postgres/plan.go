@@ -19,6 +19,7 @@ type plan struct {
 	src     []int    // page column of each target; -1 for the jsonb column (the whole row)
 	keys    []string // table names of the key columns
 	row     *jsonenc.RowEncoder
+	bins    []binWriter // each target's COPY BINARY writer; nil when some target has none
 }
 
 // planFor maps page columns onto the table (which must exist). Columns the table lacks
@@ -73,8 +74,31 @@ func (s *sink) planFor(cols []string) (*plan, error) {
 		i, _ := s.table.lookup(k)
 		pl.keys = append(pl.keys, s.table.cols[i].name)
 	}
+	if !o.jsonb {
+		for _, name := range pl.targets {
+			i, _ := s.table.lookup(name)
+			w := binWriterOf(s.table.cols[i].oid)
+			if w == nil {
+				pl.bins = nil
+				break
+			}
+			pl.bins = append(pl.bins, w)
+		}
+	}
 	s.plan = pl
 	return pl, nil
+}
+
+// encodeAny renders a decoded page as COPY BINARY tuples when the plan and every value
+// allow it (binary true), else as COPY text rows; both in the plan's column order.
+func (s *sink) encodeAny(p *execute.Page, pl *plan) (data []byte, binary bool, err error) {
+	if pl.bins != nil && !s.textOnly {
+		if data, ok := s.encodeBinary(p.Rows, len(p.Columns), pl); ok {
+			return data, true, nil
+		}
+	}
+	data, err = s.encode(p, pl)
+	return data, false, err
 }
 
 // encode renders a decoded page as COPY text rows in the plan's column order.

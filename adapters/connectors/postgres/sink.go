@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 
@@ -35,6 +36,7 @@ type sink struct {
 	buf, js   []byte
 	fence     fence
 	stream    *copyStream // the run's one COPY, for pages that stream (see streams)
+	textOnly  bool        // a page went as text: the rest of the run does too (copybinary.go)
 	retry     retry.Policy
 	async     bool // the session commits without waiting for the WAL flush
 	unsynced  bool // a page was committed that way and is not known to be durable yet
@@ -255,10 +257,10 @@ func (s *sink) writeIn(ctx context.Context, p *execute.Page) error {
 	if err != nil {
 		return err
 	}
-	data := []byte(nil)
+	data, bin := []byte(nil), false
 	if p.Encoded != nil {
 		data = p.Encoded.Data
-	} else if data, err = s.encode(p, pl); err != nil {
+	} else if data, bin, err = s.encodeAny(p, pl); err != nil {
 		return err
 	}
 	switch s.opts.mode {
@@ -266,7 +268,7 @@ func (s *sink) writeIn(ctx context.Context, p *execute.Page) error {
 		if err := s.ensureStage(ctx, pl.targets); err != nil {
 			return err
 		}
-		if err := s.copyIn(ctx, stageTable, pl.targets, data); err != nil {
+		if err := s.copyIn(ctx, stageTable, pl.targets, data, bin); err != nil {
 			return err
 		}
 		if s.opts.mode == pipeline.Delete {
@@ -277,11 +279,18 @@ func (s *sink) writeIn(ctx context.Context, p *execute.Page) error {
 		}
 		return s.merge(ctx, pl)
 	}
-	return s.copyIn(ctx, s.opts.table.quoted(), pl.targets, data)
+	return s.copyIn(ctx, s.opts.table.quoted(), pl.targets, data, bin)
 }
 
-func (s *sink) copyIn(ctx context.Context, into string, cols []string, data []byte) error {
-	_, err := s.conn.PgConn().CopyFrom(ctx, bytes.NewReader(data), "COPY "+into+" ("+quoteAll(cols)+") FROM STDIN")
+// copyIn runs one COPY of data: text rows, or binary tuples (framed here).
+func (s *sink) copyIn(ctx context.Context, into string, cols []string, data []byte, bin bool) error {
+	sql := "COPY " + into + " (" + quoteAll(cols) + ") FROM STDIN"
+	var r io.Reader = bytes.NewReader(data)
+	if bin {
+		sql += " (FORMAT binary)"
+		r = io.MultiReader(bytes.NewReader(copyBinaryHeader), r, bytes.NewReader(copyBinaryTrailer))
+	}
+	_, err := s.conn.PgConn().CopyFrom(ctx, r, sql)
 	if err != nil {
 		return pgErr("%s", err)
 	}

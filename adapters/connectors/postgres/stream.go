@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -46,20 +47,27 @@ func (s *sink) writeStream(ctx context.Context, p *execute.Page) error {
 	if err != nil {
 		return err
 	}
-	data := []byte(nil)
+	data, bin := []byte(nil), false
 	if p.Encoded != nil {
 		data = p.Encoded.Data
-	} else if data, err = s.encode(p, pl); err != nil {
+	} else if data, bin, err = s.encodeAny(p, pl); err != nil {
 		return err
 	}
-	if s.stream != nil && s.stream.plan != pl {
+	if !bin {
+		s.textOnly = true // switching formats costs a new COPY: once is enough
+	}
+	if s.stream != nil && (s.stream.plan != pl || s.stream.binary != bin) {
 		if err := s.stream.finish(nil); err != nil {
 			return err
 		}
 		s.stream = nil
 	}
 	if s.stream == nil {
-		s.stream = startCopy(ctx, s.conn.PgConn(), "COPY "+s.opts.table.quoted()+" ("+quoteAll(pl.targets)+") FROM STDIN", pl)
+		sql := "COPY " + s.opts.table.quoted() + " (" + quoteAll(pl.targets) + ") FROM STDIN"
+		if bin {
+			sql += " (FORMAT binary)"
+		}
+		s.stream = startCopy(ctx, s.conn.PgConn(), sql, pl, bin)
 	}
 	return s.stream.write(data)
 }
@@ -67,19 +75,24 @@ func (s *sink) writeStream(ctx context.Context, p *execute.Page) error {
 // copyStream is one `COPY … FROM STDIN` fed page by page through a pipe that the driver
 // forwards as the pages come; the server confirms all of them at once.
 type copyStream struct {
-	plan *plan
-	pw   *io.PipeWriter
-	done chan error
-	err  error // the COPY's outcome, once done delivered it
-	over bool
+	plan   *plan
+	binary bool // COPY BINARY: the header went first, the trailer goes last
+	pw     *io.PipeWriter
+	done   chan error
+	err    error // the COPY's outcome, once done delivered it
+	over   bool
 }
 
-func startCopy(ctx context.Context, conn *pgconn.PgConn, sql string, pl *plan) *copyStream {
+func startCopy(ctx context.Context, conn *pgconn.PgConn, sql string, pl *plan, binary bool) *copyStream {
 	pr, pw := io.Pipe()
-	c := &copyStream{plan: pl, pw: pw, done: make(chan error, 1)}
+	c := &copyStream{plan: pl, binary: binary, pw: pw, done: make(chan error, 1)}
 	wctx := context.WithoutCancel(ctx)
+	var r io.Reader = pr
+	if binary {
+		r = io.MultiReader(bytes.NewReader(copyBinaryHeader), pr)
+	}
 	go func() {
-		_, err := conn.CopyFrom(wctx, pr, sql)
+		_, err := conn.CopyFrom(wctx, r, sql)
 		c.done <- err
 		if err == nil {
 			err = io.ErrClosedPipe // a write after the end fails
@@ -108,6 +121,9 @@ func (c *copyStream) finish(abort error) error {
 		if abort != nil {
 			c.pw.CloseWithError(abort)
 		} else {
+			if c.binary {
+				c.pw.Write(copyBinaryTrailer) // a failed COPY shows in done below
+			}
 			c.pw.Close()
 		}
 		c.err = <-c.done

@@ -22,6 +22,7 @@ type pgxQuerier interface {
 type column struct {
 	name string
 	kind kind
+	oid  uint32
 }
 
 // table is the target table as the catalog describes it; nil while it does not exist.
@@ -70,7 +71,7 @@ ORDER BY a.attnum`, name.quoted())
 			return nil, err
 		}
 		t.byName[n] = len(t.cols)
-		t.cols = append(t.cols, column{name: n, kind: kindOf(oid, cat)})
+		t.cols = append(t.cols, column{name: n, kind: kindOf(oid, cat), oid: oid})
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err

@@ -204,7 +204,7 @@ func (p *parquetWriter) value(k colKind, v any) (parquet.Value, error) {
 	}
 	switch k {
 	case kindInt:
-		if n, ok := asInt(v); ok {
+		if n, ok := jsonenc.Integer(v); ok {
 			return parquet.Int64Value(n), nil
 		}
 	case kindDouble:
@@ -214,7 +214,7 @@ func (p *parquetWriter) value(k colKind, v any) (parquet.Value, error) {
 		case float32:
 			return parquet.DoubleValue(float64(x)), nil
 		}
-		if n, ok := asInt(v); ok && math.Abs(float64(n)) < 1<<53 {
+		if n, ok := jsonenc.Integer(v); ok && math.Abs(float64(n)) < 1<<53 {
 			return parquet.DoubleValue(float64(n)), nil
 		}
 	case kindBool:
@@ -251,28 +251,6 @@ func (p *parquetWriter) value(k colKind, v any) (parquet.Value, error) {
 // stringBytes views s as bytes without copying: the column buffers copy every value
 // they are given before WriteRows returns, and nothing writes through the view.
 func stringBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
-
-func asInt(v any) (int64, bool) {
-	switch x := v.(type) {
-	case int64:
-		return x, true
-	case int:
-		return int64(x), true
-	case int32:
-		return int64(x), true
-	case int16:
-		return int64(x), true
-	case int8:
-		return int64(x), true
-	case uint32:
-		return int64(x), true
-	case uint16:
-		return int64(x), true
-	case uint8:
-		return int64(x), true
-	}
-	return 0, false
-}
 
 // Close writes the last row group and the footer. A writer that saw no rows writes a
 // file with no columns, so that an empty run still leaves a valid Parquet file.

@@ -255,3 +255,30 @@ func (e *RowEncoder) AppendRow(b []byte, row []any) ([]byte, error) {
 	}
 	return append(b, '}', '\n'), nil
 }
+
+// Integer is v as an int64 when it is one of Go's integer types and fits (never a float
+// or a text: whoever needs those parsed decides how). Encoders of typed formats (Parquet
+// columns, PostgreSQL's COPY BINARY) share it so they accept the same values.
+func Integer(v any) (int64, bool) {
+	switch x := v.(type) {
+	case int64:
+		return x, true
+	case int:
+		return int64(x), true
+	case int32:
+		return int64(x), true
+	case int16:
+		return int64(x), true
+	case int8:
+		return int64(x), true
+	case uint32:
+		return int64(x), true
+	case uint16:
+		return int64(x), true
+	case uint8:
+		return int64(x), true
+	case uint64:
+		return int64(x), x <= math.MaxInt64
+	}
+	return 0, false
+}
