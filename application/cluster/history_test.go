@@ -296,7 +296,9 @@ func (h *history) ReclaimOrphanShards(ctx context.Context, self string, b runs.C
 
 func (h *history) FailUnservedPools(ctx context.Context, ttl, wait time.Duration, b runs.CallbackBuilder) ([]cluster.PoolTimedOut, error) {
 	return through(h, ctx, via{note: func() { h.poolCalls = append(h.poolCalls, ttl, wait) }},
-		func(ctx context.Context) ([]cluster.PoolTimedOut, error) { return h.Store.FailUnservedPools(ctx, ttl, wait, b) })
+		func(ctx context.Context) ([]cluster.PoolTimedOut, error) {
+			return h.Store.FailUnservedPools(ctx, ttl, wait, b)
+		})
 }
 
 // poolCallCount is how many times the member asked to fail unserved pools.
