@@ -95,10 +95,11 @@ func TestOrphansReclaimedAtStartAreAudited(t *testing.T) {
 func TestPoolWaitTimeoutIsAudited(t *testing.T) {
 	t.Parallel()
 	audit := &auditLog{}
-	pt := &fakePoolTimeouts{fail: []cluster.PoolTimedOut{{ID: "p1", Pool: "gpu"}}}
-	start(t, newHistory(t), &fakeRunner{fn: succeed(1)}, func(c *cluster.Config, d *cluster.Deps) {
+	store := newHistory(t)
+	unserved(store, map[string]string{"p1": "orders"})
+	start(t, store, &fakeRunner{fn: succeed(1)}, func(c *cluster.Config, d *cluster.Deps) {
 		c.PoolWaitTimeout = 5 * time.Second
-		d.PoolTimeouts = pt
+		d.PoolTimeouts = store
 		d.Audit = audit
 	})
 	require.Eventually(t, func() bool { return len(audit.of(cluster.ActionPoolTimeout)) == 1 }, waitFor, tick)

@@ -62,6 +62,7 @@ type history struct {
 	heartbeats  []cluster.MemberRow
 	renewCalls  int
 	reclaims    int
+	poolCalls   []time.Duration // ttl, wait of each FailUnservedPools
 	orphanCalls []string
 	stopped     []string
 	created     int
@@ -79,8 +80,9 @@ func newHistory(t *testing.T) *history {
 
 // The decorator is both ports the member uses.
 var (
-	_ cluster.Store      = (*history)(nil)
-	_ cluster.ShardStore = (*history)(nil)
+	_ cluster.Store        = (*history)(nil)
+	_ cluster.ShardStore   = (*history)(nil)
+	_ cluster.PoolTimeouts = (*history)(nil)
 )
 
 // patient drops the deadline of a call's context but keeps its cancellation. The member
@@ -290,6 +292,20 @@ func (h *history) ReclaimOrphanShards(ctx context.Context, self string, b runs.C
 	return through(h, ctx, via{}, func(ctx context.Context) (cluster.ShardReclaim, error) {
 		return h.Store.ReclaimOrphanShards(ctx, self, b)
 	})
+}
+
+func (h *history) FailUnservedPools(ctx context.Context, ttl, wait time.Duration, b runs.CallbackBuilder) ([]cluster.PoolTimedOut, error) {
+	return through(h, ctx, via{note: func() { h.poolCalls = append(h.poolCalls, ttl, wait) }},
+		func(ctx context.Context) ([]cluster.PoolTimedOut, error) {
+			return h.Store.FailUnservedPools(ctx, ttl, wait, b)
+		})
+}
+
+// poolCallCount is how many times the member asked to fail unserved pools.
+func (h *history) poolCallCount() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.poolCalls) / 2
 }
 
 // until waits for cond, re-checking after each call of the member the history answered.

@@ -2,14 +2,12 @@ package cluster_test
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicehq/sluice/application/cluster"
-	"github.com/sluicehq/sluice/application/runs"
 	"github.com/sluicehq/sluice/domain/run"
 	"github.com/sluicehq/sluice/domain/state"
 )
@@ -99,63 +97,57 @@ func TestStopEndsTheNotificationLoop(t *testing.T) {
 	}
 }
 
-// fakePoolTimeouts records the calls and fails what it is told to.
-type fakePoolTimeouts struct {
-	mu    sync.Mutex
-	calls []time.Duration // ttl, wait per call
-	fail  []cluster.PoolTimedOut
-}
-
-func (f *fakePoolTimeouts) FailUnservedPools(_ context.Context, ttl, wait time.Duration, build runs.CallbackBuilder) ([]cluster.PoolTimedOut, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if build == nil {
-		return nil, nil // the member always passes its callback builder
+// unserved stores runs of pool gpu, which the member under test does not serve; they
+// were created long before the history's clock reads now (history.create).
+func unserved(store *history, names map[string]string) {
+	for id, name := range names {
+		c := claimed(id)
+		c.Name, c.Pool = name, "gpu"
+		store.add(c)
 	}
-	f.calls = append(f.calls, ttl, wait)
-	out := f.fail
-	f.fail = nil
-	return out, nil
-}
-
-func (f *fakePoolTimeouts) callCount() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return len(f.calls) / 2
 }
 
 func TestPoolWaitTimeoutFailsRunsEveryLeaseCycle(t *testing.T) {
 	t.Parallel()
-	pt := &fakePoolTimeouts{fail: []cluster.PoolTimedOut{{ID: "p1", Name: "orders", Pool: "gpu"}, {ID: "p2", Name: "nightly", Pool: "gpu"}}}
-	h := start(t, newHistory(t), &fakeRunner{fn: succeed(1)}, func(c *cluster.Config, d *cluster.Deps) {
+	store := newHistory(t)
+	unserved(store, map[string]string{"p1": "orders", "p2": "nightly"})
+	h := start(t, store, &fakeRunner{fn: succeed(1)}, func(c *cluster.Config, d *cluster.Deps) {
 		c.PoolWaitTimeout = 5 * time.Second
-		d.PoolTimeouts = pt
+		d.PoolTimeouts = store
 	})
-	require.Eventually(t, func() bool { return pt.callCount() >= 2 }, waitFor, tick)
-	pt.mu.Lock()
-	require.Equal(t, []time.Duration{300 * time.Millisecond, 5 * time.Second}, pt.calls[:2])
-	pt.mu.Unlock()
+	store.until(t, func() bool { return store.poolCallCount() >= 2 }, "two lease cycles failed unserved pools")
+	store.mu.Lock()
+	require.Equal(t, []time.Duration{300 * time.Millisecond, 5 * time.Second}, store.poolCalls[:2])
+	store.mu.Unlock()
+	for _, id := range []string{"p1", "p2"} {
+		rec := store.get(id)
+		require.Equal(t, string(run.Failed), rec.Status)
+		require.Equal(t, string(run.CodePoolUnavailable), rec.ErrorCode)
+	}
 	h.metrics.mu.Lock()
 	defer h.metrics.mu.Unlock()
-	require.Equal(t, []string{"orders:failed/pool_unavailable", "nightly:failed/pool_unavailable"}, h.metrics.finished)
+	require.ElementsMatch(t, []string{"orders:failed/pool_unavailable", "nightly:failed/pool_unavailable"}, h.metrics.finished)
 }
 
 func TestPoolWaitTimeoutIsOffByDefaultAndWhileTheHistoryIsDown(t *testing.T) {
 	t.Parallel()
-	pt := &fakePoolTimeouts{}
-	h := start(t, newHistory(t), &fakeRunner{fn: succeed(1)}, func(_ *cluster.Config, d *cluster.Deps) { d.PoolTimeouts = pt })
-	h.steps.cycles.more(t, 3) // each lease cycle is where pools would time out
-	require.Zero(t, pt.callCount(), "no --pool-wait-timeout-secs: runs wait forever")
-
-	pt2 := &fakePoolTimeouts{}
 	store := newHistory(t)
-	store.down.Store(true)
-	h2 := start(t, store, &fakeRunner{fn: succeed(1)}, func(c *cluster.Config, d *cluster.Deps) {
+	unserved(store, map[string]string{"p1": "orders"})
+	h := start(t, store, &fakeRunner{fn: succeed(1)}, func(_ *cluster.Config, d *cluster.Deps) { d.PoolTimeouts = store })
+	h.steps.cycles.more(t, 3) // each lease cycle is where pools would time out
+	require.Zero(t, store.poolCallCount(), "no --pool-wait-timeout-secs: runs wait forever")
+	require.Equal(t, "pending", store.get("p1").Status)
+
+	store2 := newHistory(t)
+	unserved(store2, map[string]string{"p1": "orders"})
+	store2.down.Store(true)
+	h2 := start(t, store2, &fakeRunner{fn: succeed(1)}, func(c *cluster.Config, d *cluster.Deps) {
 		c.PoolWaitTimeout = time.Second
-		d.PoolTimeouts = pt2
+		d.PoolTimeouts = store2
 	})
 	h2.steps.cycles.more(t, 3)
-	require.Zero(t, pt2.callCount(), "a member whose heartbeat fails decides nothing for others")
+	require.Zero(t, store2.poolCallCount(), "a member whose heartbeat fails decides nothing for others")
+	require.Equal(t, "pending", store2.get("p1").Status)
 }
 
 func TestNewRefusesABadPoolWaitTimeout(t *testing.T) {
@@ -173,7 +165,7 @@ func TestNewRefusesABadPoolWaitTimeout(t *testing.T) {
 	require.ErrorContains(t, err, "--pool-wait-timeout-secs needs Deps.PoolTimeouts")
 
 	d := deps
-	d.PoolTimeouts = &fakePoolTimeouts{}
+	d.PoolTimeouts = newHistory(t)
 	_, err = cluster.New(c, d)
 	require.NoError(t, err)
 }
