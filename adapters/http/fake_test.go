@@ -49,7 +49,7 @@ func sampleRecord(id string) *runs.Record {
 		ID: id, Name: "orders", Tenant: "", Pool: "default", Status: string(run.Completed),
 		Labels: map[string]string{"env": "prod"}, TriggerKind: string(run.TriggerAPI), RunKey: "2026-03-04",
 		RunDate: "2026-03-04", Attempt: 1, MaxAttempts: 3,
-		Attempts: []runs.Attempt{{N: 1, InstanceID: "i-1", ClaimedAt: t0.Add(time.Second), EndedAt: &ended, Outcome: "completed"}},
+		Attempts: []run.Attempt{{N: 1, InstanceID: "i-1", ClaimedAt: t0.Add(time.Second), EndedAt: ended, Outcome: run.OutcomeCompleted}},
 		Config:   "pipeline: secret", CreatedAt: t0, ClaimedAt: t0.Add(time.Second), StartedAt: t0.Add(2 * time.Second),
 		FinishedAt: ended, Stats: runs.Stats{RowsRead: 10, RowsWritten: 9, Pages: 2, Bytes: 300, ElapsedMS: 7000},
 	}

@@ -11,6 +11,7 @@ import (
 
 	sluicehttp "github.com/sluicehq/sluice/adapters/http"
 	"github.com/sluicehq/sluice/application/runs"
+	"github.com/sluicehq/sluice/domain/run"
 )
 
 func TestSubmitJSONWithTextConfig(t *testing.T) {
@@ -195,7 +196,7 @@ func TestGetRunResourceOptionalParts(t *testing.T) {
 		return &runs.Record{ID: id, Name: "n", Status: "running", Tenant: "acme", Owner: "i-2", OwnerListen: "10.0.0.2:8080",
 			ErrorCode: "pipeline_error", ErrorMessage: "sink postgres://u:pw@h/db: refused",
 			TemplateID: "tpl-1", TemplateVersion: 4, CreatedAt: t0,
-			Attempts: []runs.Attempt{{N: 1, InstanceID: "i-2", ClaimedAt: t0}}}, nil
+			Attempts: []run.Attempt{{N: 1, InstanceID: "i-2", ClaimedAt: t0}}}, nil
 	}
 	m := decode(t, e.do(t, http.MethodGet, "/v1/runs/r-2", viewerToken, nil))
 	require.Equal(t, "acme", m["tenant"])
@@ -220,8 +221,8 @@ func TestGetRunResourceRetry(t *testing.T) {
 		p, err := runs.Retry{MaxAttempts: 4, InitialSecs: 5, On: "any"}.Policy()
 		require.NoError(t, err)
 		return &runs.Record{ID: id, Name: "n", Status: "pending", CreatedAt: t0, Retry: p, NotBefore: t0.Add(time.Minute),
-			Attempts: []runs.Attempt{{N: 1, InstanceID: "i-2", ClaimedAt: t0, EndedAt: &ended, Outcome: "failed",
-				ErrorCode: "pipeline_error", ErrorMessage: "source postgres://u:pw@h/db: connection reset"}}}, nil
+			Attempts: []run.Attempt{{N: 1, InstanceID: "i-2", ClaimedAt: t0, EndedAt: ended, Outcome: run.OutcomeFailed,
+				Error: &run.Error{Code: run.CodePipelineError, Message: "source postgres://u:pw@h/db: connection reset"}}}}, nil
 	}
 	m := decode(t, e.do(t, http.MethodGet, "/v1/runs/r-3", viewerToken, nil))
 	require.Equal(t, map[string]any{"max_attempts": 4.0, "initial_secs": 5.0, "max_secs": 600.0, "multiplier": 2.0, "on": "any"}, m["retry"])

@@ -130,11 +130,12 @@ func (r *runRow) record() (*runs.Record, error) {
 		return nil, err
 	}
 	for _, a := range atts {
-		ra := runs.Attempt{N: a.N, InstanceID: a.InstanceID, ClaimedAt: fromMS(a.ClaimedAt), Outcome: a.Outcome,
-			ErrorCode: deref(a.ErrorCode), ErrorMessage: deref(a.ErrorMessage)}
+		ra := run.Attempt{N: a.N, InstanceID: a.InstanceID, ClaimedAt: fromMS(a.ClaimedAt), Outcome: run.Outcome(a.Outcome)}
 		if a.EndedAt != nil {
-			t := fromMS(*a.EndedAt)
-			ra.EndedAt = &t
+			ra.EndedAt = fromMS(*a.EndedAt)
+		}
+		if code := deref(a.ErrorCode); code != "" {
+			ra.Error = &run.Error{Code: run.ErrorCode(code), Message: deref(a.ErrorMessage)}
 		}
 		rec.Attempts = append(rec.Attempts, ra)
 	}

@@ -22,10 +22,10 @@ func requireHandedBack(t *testing.T, store *history, id string, rows int64) {
 	require.Equal(t, rows, p.RowsWritten)
 	rec := store.get(id)
 	require.NotEmpty(t, rec.Attempts)
-	require.Equal(t, "handed_back", rec.Attempts[0].Outcome)
+	require.Equal(t, run.Outcome("handed_back"), rec.Attempts[0].Outcome)
 	spent := 0
 	for _, a := range rec.Attempts {
-		if a.Outcome != "handed_back" {
+		if a.Outcome != run.OutcomeHandedBack {
 			spent++
 		}
 	}

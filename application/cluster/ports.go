@@ -7,6 +7,7 @@ import (
 
 	"github.com/sluicehq/sluice/application/execute"
 	"github.com/sluicehq/sluice/application/runs"
+	"github.com/sluicehq/sluice/domain/lease"
 	"github.com/sluicehq/sluice/domain/member"
 	"github.com/sluicehq/sluice/domain/pipeline"
 	"github.com/sluicehq/sluice/domain/run"
@@ -38,11 +39,9 @@ type Claimed struct {
 	Traceparent string
 }
 
-// Ref names an owned item and the epoch it is held at.
-type Ref struct {
-	ID    string
-	Epoch int64
-}
+// Ref names an owned run and the epoch it is held at: the domain's lease reference, the
+// one type every layer uses for it.
+type Ref = lease.Ref
 
 // Outcome is how an execution ended, written by Finish.
 type Outcome struct {
@@ -65,11 +64,9 @@ type Outcome struct {
 	RetryDelay time.Duration
 }
 
-// Progress are the counters of a running execution.
-type Progress struct {
-	RowsRead, RowsWritten, Pages, Bytes int64
-	ElapsedMS                           int64 // this attempt's running time
-}
+// Progress are the counters of a running execution, in the history's one stats type
+// (ElapsedMS is this attempt's running time).
+type Progress = runs.Stats
 
 // Store is what the claim and lease loops need from the history.
 //

@@ -26,7 +26,7 @@ type Record struct {
 	MaxActive       int
 	Attempt         int
 	MaxAttempts     int
-	Attempts        []Attempt
+	Attempts        []run.Attempt
 	Owner           string // instance id; "" when unowned
 	OwnerListen     string
 	LeaseEpoch      int64
@@ -107,18 +107,6 @@ type ShardRecord struct {
 	ErrorMessage string
 	ClaimedAt    time.Time
 	FinishedAt   time.Time
-}
-
-// Attempt is one claim of a run and how it ended.
-type Attempt struct {
-	N          int        `json:"n"`
-	InstanceID string     `json:"instance_id"`
-	ClaimedAt  time.Time  `json:"claimed_at"`
-	EndedAt    *time.Time `json:"ended_at"`
-	Outcome    string     `json:"outcome,omitempty"` // completed|failed|cancelled|lost|handed_back
-	// ErrorCode and ErrorMessage say why a failed attempt failed ("" otherwise).
-	ErrorCode    string `json:"error_code,omitempty"`
-	ErrorMessage string `json:"error_message,omitempty"`
 }
 
 // Stats are a run's counters.

@@ -1,6 +1,10 @@
 package runs
 
-import "github.com/sluicehq/sluice/domain/run"
+import (
+	"slices"
+
+	"github.com/sluicehq/sluice/domain/run"
+)
 
 // Snapshot is the domain state of a stored run, so the domain's verbs decide what happens
 // to it (a cancel here, a reclaim in the store).
@@ -16,15 +20,6 @@ func (r *Record) Snapshot() run.Snapshot {
 	if r.ErrorCode != "" {
 		snap.Error = &run.Error{Code: run.ErrorCode(r.ErrorCode), Message: r.ErrorMessage}
 	}
-	for _, a := range r.Attempts {
-		da := run.Attempt{N: a.N, InstanceID: a.InstanceID, ClaimedAt: a.ClaimedAt, Outcome: run.Outcome(a.Outcome)}
-		if a.EndedAt != nil {
-			da.EndedAt = *a.EndedAt
-		}
-		if a.ErrorCode != "" {
-			da.Error = &run.Error{Code: run.ErrorCode(a.ErrorCode), Message: a.ErrorMessage}
-		}
-		snap.Attempts = append(snap.Attempts, da)
-	}
+	snap.Attempts = slices.Clone(r.Attempts)
 	return snap
 }

@@ -84,12 +84,12 @@ func NewView(r *Record, redact func(string) string) View {
 		out.Error = &ViewError{Code: r.ErrorCode, Message: redact(r.ErrorMessage)}
 	}
 	for _, a := range r.Attempts {
-		va := ViewAttempt{N: a.N, InstanceID: a.InstanceID, ClaimedAt: optionalTime(a.ClaimedAt), Outcome: optional(a.Outcome)}
-		if a.EndedAt != nil {
-			va.EndedAt = optionalTime(*a.EndedAt)
+		va := ViewAttempt{N: a.N, InstanceID: a.InstanceID, ClaimedAt: optionalTime(a.ClaimedAt), Outcome: optional(string(a.Outcome))}
+		if !a.Open() {
+			va.EndedAt = optionalTime(a.EndedAt)
 		}
-		if a.ErrorCode != "" {
-			va.Error = &ViewError{Code: a.ErrorCode, Message: redact(a.ErrorMessage)}
+		if a.Error != nil {
+			va.Error = &ViewError{Code: string(a.Error.Code), Message: redact(a.Error.Message)}
 		}
 		out.Attempts = append(out.Attempts, va)
 	}

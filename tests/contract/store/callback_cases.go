@@ -10,6 +10,7 @@ import (
 	"github.com/sluicehq/sluice/adapters/store"
 	"github.com/sluicehq/sluice/application/cluster"
 	"github.com/sluicehq/sluice/application/runs"
+	"github.com/sluicehq/sluice/domain/run"
 )
 
 func callbackCases() map[string]func(*testing.T, *env) {
@@ -88,7 +89,7 @@ func callbackCases() map[string]func(*testing.T, *env) {
 			got := e.get(t, c.ID)
 			require.Equal(t, "cancelled", got.Status)
 			require.Equal(t, 1, got.Attempt, "a cancelled run keeps its attempt")
-			require.Equal(t, "handed_back", got.Attempts[0].Outcome)
+			require.Equal(t, run.Outcome("handed_back"), got.Attempts[0].Outcome)
 			require.False(t, got.FinishedAt.IsZero())
 			if b != nil {
 				require.Len(t, b.seen, 1)

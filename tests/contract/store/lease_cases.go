@@ -37,7 +37,7 @@ func leaseCases() map[string]func(*testing.T, *env) {
 			require.Equal(t, 1, a.N)
 			require.Equal(t, e.owner.InstanceID, a.InstanceID)
 			require.Equal(t, stored.ClaimedAt, a.ClaimedAt)
-			require.Nil(t, a.EndedAt)
+			require.Zero(t, a.EndedAt)
 			require.Empty(t, a.Outcome)
 		},
 		"a claim returns the traceparent stored with the run, and so does a shard's claim": func(t *testing.T, e *env) {
@@ -208,8 +208,8 @@ func leaseCases() map[string]func(*testing.T, *env) {
 			require.Empty(t, got.Owner)
 			require.True(t, got.LeaseExpiresAt.IsZero())
 			require.Len(t, got.Attempts, 1)
-			require.Equal(t, "failed", got.Attempts[0].Outcome)
-			require.NotNil(t, got.Attempts[0].EndedAt)
+			require.Equal(t, run.Outcome("failed"), got.Attempts[0].Outcome)
+			require.NotZero(t, got.Attempts[0].EndedAt)
 			require.ErrorIs(t, e.s.Progress(e.ctx, e.owner.InstanceID, ref, cluster.Progress{}), run.ErrLeaseLost, "a finished run has no lease")
 		},
 		"hand-back spends no attempt and keeps running time": func(t *testing.T, e *env) {
@@ -223,7 +223,7 @@ func leaseCases() map[string]func(*testing.T, *env) {
 			require.Empty(t, got.Owner)
 			require.Equal(t, int64(150), got.Stats.ElapsedMS)
 			require.Len(t, got.Attempts, 1)
-			require.Equal(t, "handed_back", got.Attempts[0].Outcome)
+			require.Equal(t, run.Outcome("handed_back"), got.Attempts[0].Outcome)
 			require.True(t, got.FinishedAt.IsZero())
 
 			again, err := e.s.Claim(e.ctx, e.owner, []string{"default"}, 1, longTTL)

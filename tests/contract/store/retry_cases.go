@@ -52,10 +52,10 @@ func retryCases() map[string]func(*testing.T, *env) {
 			require.Equal(t, 1, got.Attempt)
 			require.Len(t, got.Attempts, 1)
 			a := got.Attempts[0]
-			require.Equal(t, "failed", a.Outcome)
-			require.NotNil(t, a.EndedAt)
-			require.Equal(t, string(run.CodePipelineError), a.ErrorCode)
-			require.Equal(t, "source http: page 2: 503 Service Unavailable", a.ErrorMessage)
+			require.Equal(t, run.OutcomeFailed, a.Outcome)
+			require.NotZero(t, a.EndedAt)
+			require.Equal(t, string(run.CodePipelineError), attemptErr(a).Code)
+			require.Equal(t, "source http: page 2: 503 Service Unavailable", attemptErr(a).Message)
 			require.Empty(t, b.seen, "no callback: the run did not end")
 
 			none, err := e.s.Claim(e.ctx, e.owner, []string{"default"}, 10, longTTL)
@@ -94,10 +94,10 @@ func retryCases() map[string]func(*testing.T, *env) {
 			require.Equal(t, "completed", done.Status)
 			require.Empty(t, done.ErrorCode)
 			require.Len(t, done.Attempts, 2)
-			require.Equal(t, "failed", done.Attempts[0].Outcome)
-			require.Equal(t, string(run.CodePipelineError), done.Attempts[0].ErrorCode)
-			require.Equal(t, "completed", done.Attempts[1].Outcome)
-			require.Empty(t, done.Attempts[1].ErrorCode)
+			require.Equal(t, run.Outcome("failed"), done.Attempts[0].Outcome)
+			require.Equal(t, string(run.CodePipelineError), attemptErr(done.Attempts[0]).Code)
+			require.Equal(t, run.Outcome("completed"), done.Attempts[1].Outcome)
+			require.Empty(t, attemptErr(done.Attempts[1]).Code)
 		},
 		"a reclaim keeps the errors of earlier failed attempts": func(t *testing.T, e *env) {
 			c := e.claimOne(t, "flaky", longTTL, withRetry)
@@ -109,10 +109,10 @@ func retryCases() map[string]func(*testing.T, *env) {
 			require.Equal(t, "requeued", got.Outcome)
 			stored := e.get(t, c.ID)
 			require.Len(t, stored.Attempts, 2)
-			require.Equal(t, "failed", stored.Attempts[0].Outcome)
-			require.Equal(t, string(run.CodePipelineError), stored.Attempts[0].ErrorCode)
-			require.Equal(t, "source http: page 2: 503 Service Unavailable", stored.Attempts[0].ErrorMessage)
-			require.Equal(t, "lost", stored.Attempts[1].Outcome)
+			require.Equal(t, run.Outcome("failed"), stored.Attempts[0].Outcome)
+			require.Equal(t, string(run.CodePipelineError), attemptErr(stored.Attempts[0]).Code)
+			require.Equal(t, "source http: page 2: 503 Service Unavailable", attemptErr(stored.Attempts[0]).Message)
+			require.Equal(t, run.Outcome("lost"), stored.Attempts[1].Outcome)
 			require.Equal(t, &retryPolicy, stored.Retry)
 		},
 		// A hand-back rewrites the run from the domain's copy of it (load → verb → save):
@@ -138,12 +138,12 @@ func retryCases() map[string]func(*testing.T, *env) {
 			require.Equal(t, int64(3), stored.Stats.RowsWritten)
 			require.Equal(t, &retryPolicy, stored.Retry)
 			require.Len(t, stored.Attempts, 2)
-			require.Equal(t, "failed", stored.Attempts[0].Outcome)
-			require.Equal(t, string(run.CodePipelineError), stored.Attempts[0].ErrorCode)
-			require.Equal(t, "source http: page 2: 503 Service Unavailable", stored.Attempts[0].ErrorMessage)
-			require.Equal(t, "handed_back", stored.Attempts[1].Outcome)
-			require.NotNil(t, stored.Attempts[1].EndedAt)
-			require.Empty(t, stored.Attempts[1].ErrorCode)
+			require.Equal(t, run.Outcome("failed"), stored.Attempts[0].Outcome)
+			require.Equal(t, string(run.CodePipelineError), attemptErr(stored.Attempts[0]).Code)
+			require.Equal(t, "source http: page 2: 503 Service Unavailable", attemptErr(stored.Attempts[0]).Message)
+			require.Equal(t, run.Outcome("handed_back"), stored.Attempts[1].Outcome)
+			require.NotZero(t, stored.Attempts[1].EndedAt)
+			require.Empty(t, attemptErr(stored.Attempts[1]).Code)
 		},
 		"cancel of a run waiting for its retry ends it at once": func(t *testing.T, e *env) {
 			c := e.claimOne(t, "flaky", longTTL, withRetry)
@@ -167,7 +167,7 @@ func retryCases() map[string]func(*testing.T, *env) {
 			got := e.get(t, c.ID)
 			require.Equal(t, "failed", got.Status)
 			require.False(t, got.FinishedAt.IsZero())
-			require.Equal(t, "failed", got.Attempts[0].Outcome)
+			require.Equal(t, run.Outcome("failed"), got.Attempts[0].Outcome)
 			require.Len(t, b.seen, 1)
 		},
 		"a failed shard retried under its run's policy waits, then is claimed again": func(t *testing.T, e *env) {
@@ -196,4 +196,14 @@ func retryCases() map[string]func(*testing.T, *env) {
 			require.Equal(t, "completed", e.finishShard(t, again[0], completed(1), b))
 		},
 	}
+}
+
+// attemptError is an attempt's error as text, empty when the attempt did not fail.
+type attemptError struct{ Code, Message string }
+
+func attemptErr(a run.Attempt) attemptError {
+	if a.Error == nil {
+		return attemptError{}
+	}
+	return attemptError{Code: string(a.Error.Code), Message: a.Error.Message}
 }

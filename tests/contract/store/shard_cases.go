@@ -74,7 +74,7 @@ func shardCases() map[string]func(*testing.T, *env) {
 			require.True(t, got.LeaseExpiresAt.IsZero())
 			require.Equal(t, &runs.ShardSummary{Total: 4, Pending: 4}, got.Shards)
 			require.Len(t, got.Attempts, 1)
-			require.Nil(t, got.Attempts[0].EndedAt, "the attempt stays open until the run ends")
+			require.Zero(t, got.Attempts[0].EndedAt, "the attempt stays open until the run ends")
 
 			none, err := e.s.ClaimShards(e.ctx, e.owner, []string{"default"}, 10, longTTL)
 			require.NoError(t, err)
@@ -201,7 +201,7 @@ func shardCases() map[string]func(*testing.T, *env) {
 			require.Equal(t, int64(60), end.Stats.RowsWritten)
 			require.Equal(t, int64(3), end.Stats.Pages)
 			require.False(t, end.FinishedAt.IsZero())
-			require.Equal(t, "completed", end.Attempts[0].Outcome)
+			require.Equal(t, run.Outcome("completed"), end.Attempts[0].Outcome)
 			require.Equal(t, &runs.ShardSummary{Total: 3, Completed: 3}, end.Shards)
 			require.Len(t, b.seen, 1, "the run's callback fires once, for the run")
 			require.Equal(t, c.ID, b.seen[0].RunID)
@@ -221,7 +221,7 @@ func shardCases() map[string]func(*testing.T, *env) {
 			require.Equal(t, "failed", end.Status)
 			require.Equal(t, "shard_failed", end.ErrorCode)
 			require.Equal(t, "1 of 3 shards failed", end.ErrorMessage)
-			require.Equal(t, "failed", end.Attempts[0].Outcome)
+			require.Equal(t, run.Outcome("failed"), end.Attempts[0].Outcome)
 		},
 		"a finish by a stale owner is refused and changes nothing": func(t *testing.T, e *env) {
 			e.sharded(t, "p", hashPlan(1))
@@ -290,7 +290,7 @@ func shardCases() map[string]func(*testing.T, *env) {
 			require.Equal(t, "cancelled", parent, "a hand-back after the cancel ends the shard cancelled")
 			end := e.get(t, c.ID)
 			require.Equal(t, "cancelled", end.Status)
-			require.Equal(t, "cancelled", end.Attempts[0].Outcome)
+			require.Equal(t, run.Outcome("cancelled"), end.Attempts[0].Outcome)
 			require.Len(t, b.seen, 1)
 		},
 		"cancel of a sharded run with no shard running ends it at once": func(t *testing.T, e *env) {
