@@ -106,6 +106,7 @@ type fakeSink struct {
 	panicAt    int
 	onWrite    func(page int)
 	onCommit   func()
+	commitErr  error       // what Commit answers
 	source     *fakeSource // released pages are subtracted from its outstanding count
 
 	mu        sync.Mutex
@@ -147,7 +148,7 @@ func (k *fakeSink) Commit(context.Context) error {
 	k.mu.Lock()
 	k.committed++
 	k.mu.Unlock()
-	return nil
+	return k.commitErr
 }
 
 func (k *fakeSink) Abort(context.Context) error {
