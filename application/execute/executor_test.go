@@ -3,7 +3,6 @@ package execute_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"testing"
 	"time"
 
@@ -113,18 +112,6 @@ func TestAtEndFailedWriteSavesNothing(t *testing.T) {
 	_, committed, aborted := snk.counts()
 	require.Zero(t, committed)
 	require.Equal(t, 1, aborted)
-}
-
-// A sink whose commit a newer writer refused (an object store's writer marker taken over)
-// fails the run lease_lost, as a fenced sink does, not as a pipeline error.
-func TestCommitRefusedByANewerWriterIsLeaseLost(t *testing.T) {
-	t.Parallel()
-	snk := &fakeSink{durability: execute.AtEnd, commitErr: fmt.Errorf("another writer took over: %w", run.ErrLeaseLost)}
-	_, err := setup(&fakeSource{pages: 2, rowsPerPage: 2}, snk).Run(context.Background(), execute.Job{Config: config(false)})
-	var f *execute.Failure
-	require.ErrorAs(t, err, &f)
-	require.Equal(t, run.CodeLeaseLost, f.Code)
-	require.ErrorIs(t, err, run.ErrLeaseLost)
 }
 
 func TestIncrementalPassesStoredBookmark(t *testing.T) {
