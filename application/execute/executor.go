@@ -285,7 +285,9 @@ func (r *runner) finish(ctx context.Context, snk Sink) error {
 	}
 	if err := safely(func() error { return snk.Commit(ctx) }); err != nil {
 		r.abort(ctx, snk)
-		return r.fail(RoleSink, 0, fmt.Errorf("commit: %w", err))
+		// A sink that fences its commit itself (an object store's writer marker) refuses
+		// a writer a newer one took over from: that is a lost lease, not a broken pipeline.
+		return r.fenceFailure(0, fmt.Errorf("commit: %w", err))
 	}
 	if r.durable == AtEnd {
 		if err := r.save(ctx, 0); err != nil {

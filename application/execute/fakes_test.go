@@ -116,6 +116,7 @@ type fakeSink struct {
 	onWrite    func(page int)
 	afterWrite func(page int) // runs after page n was recorded, when set
 	onCommit   func()
+	commitErr  error       // what Commit answers
 	source     *fakeSource // released pages are subtracted from its outstanding count
 
 	mu        sync.Mutex
@@ -160,7 +161,7 @@ func (k *fakeSink) Commit(context.Context) error {
 	k.mu.Lock()
 	k.committed++
 	k.mu.Unlock()
-	return nil
+	return k.commitErr
 }
 
 func (k *fakeSink) Abort(context.Context) error {

@@ -63,9 +63,10 @@ type sink struct {
 	enc   *jsonenc.RowEncoder
 	keyAt []int
 	// Exactly-once only.
-	txn   *txnState
-	buf   []byte
-	close bool
+	txn     *txnState
+	buf     []byte
+	bufHint int // bytes of the last page's values
+	close   bool
 	// bookmarks: the run saves a bookmark per page, so each page must be acknowledged
 	// before Write returns; without, pages are pipelined (see streams).
 	bookmarks bool
@@ -139,7 +140,8 @@ func (s *sink) records(p *execute.Page) ([]*kgo.Record, error) {
 		}
 	}
 	recs := make([]*kgo.Record, 0, len(p.Rows))
-	s.buf = s.buf[:0]
+	// Sized like the last page's values: growing a megabyte by doubling copies it twice.
+	s.buf = make([]byte, 0, s.bufHint+s.bufHint/8)
 	for n, row := range p.Rows {
 		start := len(s.buf)
 		var err error
@@ -157,7 +159,7 @@ func (s *sink) records(p *execute.Page) ([]*kgo.Record, error) {
 	}
 	// The values point into buf; a fresh buffer for the next page keeps them intact
 	// until the brokers have them.
-	s.buf = nil
+	s.bufHint, s.buf = len(s.buf), nil
 	return recs, nil
 }
 

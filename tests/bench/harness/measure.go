@@ -39,12 +39,21 @@ func Measure(ctx context.Context, c Command) (Sample, error) {
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()
-	err := cmd.Run()
+	err := cmd.Start()
+	hwm := func() int64 { return -1 }
+	if err == nil {
+		hwm = watchHWM(cmd.Process.Pid)
+		err = cmd.Wait()
+	}
 	wall := time.Since(start)
+	peak := hwm()
 	if err != nil {
 		return Sample{}, fmt.Errorf("%s: %w%s", strings.Join(c.Argv, " "), err, tail(out.String()))
 	}
-	return Sample{Wall: wall, PeakRSSKiB: peakRSSKiB(cmd.ProcessState)}, nil
+	if peak < 0 {
+		peak = peakRSSKiB(cmd.ProcessState)
+	}
+	return Sample{Wall: wall, PeakRSSKiB: peak}, nil
 }
 
 func tail(s string) string {

@@ -1,6 +1,7 @@
 package records
 
 import (
+	"bytes"
 	"encoding/json"
 	"strconv"
 	"unicode/utf8"
@@ -157,8 +158,12 @@ func literal(b []byte, i int, word string, v any) (any, int, bool) {
 
 // number types a JSON number as Normalize does: int64 when whole and in range.
 func number(tok []byte) any {
-	if n, err := strconv.ParseInt(string(tok), 10, 64); err == nil {
-		return n
+	// Only a token without a fraction or exponent can be an integer; asking ParseInt
+	// about "1.25" first costs an error value (allocated) for every such number.
+	if bytes.IndexAny(tok, ".eE") < 0 {
+		if n, err := strconv.ParseInt(string(tok), 10, 64); err == nil {
+			return n
+		}
 	}
 	f, err := strconv.ParseFloat(string(tok), 64)
 	if err != nil {
