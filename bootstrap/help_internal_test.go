@@ -15,8 +15,7 @@ import (
 // shows examples (SPEC §14.7), so `sluice X --help` always ends with something to copy.
 func TestEveryHelpPageHasAnExample(t *testing.T) {
 	t.Parallel()
-	root := newRootCommand(&process{env: cli.Env{Lookup: func(string) (string, bool) { return "", false }},
-		redactor: secret.NewRedactor(), info: buildInfo()})
+	root := helpRoot()
 	var pages, missing []string
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
@@ -41,8 +40,7 @@ func TestEveryHelpPageHasAnExample(t *testing.T) {
 // help page showing the old one.
 func TestHelpExamplesNameRealFlags(t *testing.T) {
 	t.Parallel()
-	root := newRootCommand(&process{env: cli.Env{Lookup: func(string) (string, bool) { return "", false }},
-		redactor: secret.NewRedactor(), info: buildInfo()})
+	root := helpRoot()
 	var wrong []string
 	checked := 0
 	var walk func(c *cobra.Command)
@@ -102,4 +100,10 @@ func exampleCalls(line string) [][]string {
 		calls = append(calls, cur)
 	}
 	return calls
+}
+
+// helpRoot is the command tree as main wires it, with an empty environment.
+func helpRoot() *cobra.Command {
+	return newRootCommand(&process{env: cli.Env{Lookup: func(string) (string, bool) { return "", false }},
+		redactor: secret.NewRedactor(), info: buildInfo()})
 }

@@ -20,7 +20,7 @@ type vaultFlags struct {
 }
 
 func (v *vaultFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&v.key, "vault-key", "", "base64 AES-256 key sealing configs and secret params in the history; every member needs the same one (`sluice keygen` prints one; default: none, configs stored as submitted)")
+	fs.StringVar(&v.key, "vault-key", "", "base64 AES-256 key sealing configs and secret params in the history; every member needs the same one (sluice keygen prints one; default: none, configs stored as submitted)")
 	fs.StringSliceVar(&v.previous, "vault-previous-key", nil, "earlier vault key still opened but never used to seal, for rotation (repeatable) [$SLUICE_VAULT_PREVIOUS_KEYS]")
 	_ = fs.SetAnnotation("vault-previous-key", cli.AnnotationEnvAlias, []string{"SLUICE_VAULT_PREVIOUS_KEYS"})
 }

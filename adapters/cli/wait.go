@@ -38,7 +38,7 @@ type waitFlags struct {
 }
 
 func (w *waitFlags) register(fl *pflag.FlagSet) {
-	fl.BoolVar(&w.wait, "wait", false, "follow the run until it ends; the exit code tells how it ended (see `sluice runs wait --help`)")
+	fl.BoolVar(&w.wait, "wait", false, "follow the run until it ends; the exit code tells how it ended (see sluice runs wait --help)")
 	w.timeout.register(fl, "wait-timeout", "", "with --wait: stop waiting after this long, e.g. 10m, and exit 4 (0 = no limit)")
 }
 
