@@ -55,7 +55,10 @@ func (c *Connector) OpenSink(ctx context.Context, req execute.WriteRequest) (exe
 		return nil, fmt.Errorf("sqlite: %w", err)
 	}
 	s := &sink{Run: sqlsink.Run{DB: db, Mode: opts.mode}, opts: opts, retry: pol}
-	if err := s.loadColumns(ctx); err != nil {
+	// The first statement opens the file and turns WAL on, which SQLite can refuse at once
+	// (SQLITE_BUSY without waiting out busy_timeout) while another writer is creating the
+	// same file: retried like a busy page.
+	if err := retry.DoWhen(ctx, pol, busy, s.loadColumns); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
