@@ -157,12 +157,14 @@ type server struct {
 
 func startServer(t *testing.T, env map[string]string, args ...string) *server {
 	t.Helper()
-	addr := freeAddr(t)
-	s := &server{addr: addr, stdout: &lockedBuffer{}, stderr: &lockedBuffer{}}
+	// Port 0, read back from the log: a port picked by a test and closed again can be
+	// taken by a parallel test's server before this one binds it, and the test then
+	// talks to the wrong server (it happened in CI).
+	s := &server{stdout: &lockedBuffer{}, stderr: &lockedBuffer{}}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int, 1)
 	go func() {
-		done <- bootstrap.Run(ctx, append([]string{"sluice", "serve", "--listen", addr}, args...), cli.Env{
+		done <- bootstrap.Run(ctx, append([]string{"sluice", "serve", "--listen", "127.0.0.1:0"}, args...), cli.Env{
 			Lookup: func(k string) (string, bool) { v, ok := env[k]; return v, ok },
 			Stdin:  strings.NewReader(""), Stdout: s.stdout, Stderr: s.stderr,
 		})
@@ -177,6 +179,9 @@ func startServer(t *testing.T, env map[string]string, args ...string) *server {
 			case <-time.After(30 * time.Second):
 				t.Errorf("serve did not stop\n%s", s.stderr)
 			}
+			if code != 0 {
+				t.Logf("serve exited %d:\n%s", code, s.stderr)
+			}
 		})
 		return code
 	}
@@ -185,16 +190,23 @@ func startServer(t *testing.T, env map[string]string, args ...string) *server {
 		select {
 		case c := <-done:
 			done <- c
-			return true // ended early: the assertion below reports it
+			return true // ended early: the caller's check of stop() reports it
 		default:
 		}
-		resp, err := http.Get("http://" + addr + "/livez")
+		if s.addr == "" {
+			m := listening.FindStringSubmatch(s.stderr.String())
+			if m == nil {
+				return false
+			}
+			s.addr = m[1]
+		}
+		resp, err := http.Get("http://" + s.addr + "/livez")
 		if err != nil {
 			return false
 		}
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusOK
-	}, 20*time.Second, 20*time.Millisecond, "serve did not come up")
+	}, 20*time.Second, 20*time.Millisecond, "serve did not come up:\n%s", s.stderr)
 	return s
 }
 

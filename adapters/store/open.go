@@ -92,7 +92,8 @@ type Store struct {
 
 // Pool sizes. PostgreSQL: the loops of one member plus requests; the exclusive lock and
 // each Migrate hold one connection of it. SQLite: WAL readers run side by side while
-// writers take turns (busy_timeout), so a few connections are plenty.
+// writers take turns (writeGate in this process, busy_timeout against others), so a few
+// connections are plenty.
 const (
 	pgConns      = 16
 	pgConnsSpare = 8 // beyond one per slot: loops and requests
@@ -179,7 +180,14 @@ func openMemory() (*Store, error) {
 	return &Store{db: newBun(sqldb, sqlitedialect.New()), d: sqliteDialect(), memory: true}, nil
 }
 
-func openSQLiteFile(path string) (*Store, error) {
+// sqliteBusyTimeout is how long a write waits for another process's writer (busy_timeout).
+const sqliteBusyTimeout = 5 * time.Second
+
+func openSQLiteFile(path string) (*Store, error) { return openSQLite(path, sqliteBusyTimeout, gateWait) }
+
+// openSQLite opens a SQLite file history whose writers wait busy for other processes'
+// writers and wait for their turn in this one.
+func openSQLite(path string, busy, wait time.Duration) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("--history sqlite: needs a file path, e.g. sqlite:./.sluice/history.db")
 	}
@@ -190,11 +198,14 @@ func openSQLiteFile(path string) (*Store, error) {
 	}
 	esc := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
 	dsn := "file:" + esc.Replace(path) +
-		"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_txlock=immediate"
-	sqldb, err := sql.Open(sqliteshim.ShimName, dsn)
+		"?_pragma=busy_timeout(" + strconv.FormatInt(busy.Milliseconds(), 10) + ")&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_txlock=immediate"
+	shim, err := sql.Open(sqliteshim.ShimName, dsn)
 	if err != nil {
 		return nil, fmt.Errorf("--history sqlite:%s: %w", path, err)
 	}
+	drv := shim.Driver()
+	_ = shim.Close() // it never connected: only its driver is wanted
+	sqldb := sql.OpenDB(&gatedConnector{drv: drv, dsn: dsn, gate: newWriteGate(wait)})
 	sqldb.SetMaxOpenConns(sqliteConns)
 	return &Store{db: newBun(sqldb, sqlitedialect.New()), d: sqliteDialect(), path: path}, nil
 }

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -35,6 +36,9 @@ func freeAddr(t *testing.T) string {
 	return addr
 }
 
+// listeningOn finds the bound address in serve's JSON log.
+var listeningOn = regexp.MustCompile(`"msg":"sluice serve listening".*?"address":"http://([^"]+)"`)
+
 // server is one `sluice serve` process on a loopback port.
 type server struct {
 	*e2e.Process
@@ -50,13 +54,22 @@ func (s *server) url() string { return "http://" + s.addr }
 // generated one.
 func startServe(t *testing.T, data string, env map[string]string, args ...string) *server {
 	t.Helper()
-	s := &server{addr: freeAddr(t), data: data}
-	all := append([]string{"serve", "--listen", s.addr, "--data-dir", data, "--lease-ttl-secs", "3", "--cluster-poll-secs", "1"}, args...)
+	// Port 0, read back from the log: a port picked here and closed again can be bound by
+	// a parallel test's server first, and this test would then talk to that one.
+	s := &server{data: data}
+	all := append([]string{"serve", "--listen", "127.0.0.1:0", "--data-dir", data, "--lease-ttl-secs", "3", "--cluster-poll-secs", "1"}, args...)
 	if !slices.Contains(args, "--allow-path") {
 		all = append(all, "--allow-path", e2e.TestRoot(t))
 	}
 	s.Process = e2e.Start(t, e2e.Cmd{Args: all, Env: env, Timeout: 3 * time.Minute})
 	require.Eventually(t, func() bool {
+		if s.addr == "" {
+			m := listeningOn.FindStringSubmatch(s.Stderr())
+			if m == nil {
+				return false
+			}
+			s.addr = m[1]
+		}
 		code, _ := s.call(t, "GET", "/readyz", "", nil)
 		return code == http.StatusOK
 	}, serveUp, 25*time.Millisecond, "serve did not become ready:\n%s", s.Stderr())
