@@ -221,7 +221,7 @@ func TestNewRefusesBadConfig(t *testing.T) {
 		{"negative grace", func(c *cluster.Config, _ *cluster.Deps) { c.ShutdownGrace = -1 }, "--shutdown-grace-secs"},
 		{"no store", func(_ *cluster.Config, d *cluster.Deps) { d.Store = nil }, "Deps.Store"},
 		{"no runner", func(_ *cluster.Config, d *cluster.Deps) { d.Runner = nil }, "Deps.Runner"},
-		{"outbox without deliverer", func(_ *cluster.Config, d *cluster.Deps) { d.Outbox = &fakeOutbox{} }, "Deps.Deliverer"},
+		{"outbox without deliverer", func(_ *cluster.Config, d *cluster.Deps) { d.Outbox = newHistory(t) }, "Deps.Deliverer"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

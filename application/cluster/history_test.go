@@ -15,6 +15,7 @@ import (
 	"github.com/sluicehq/sluice/application/cluster"
 	"github.com/sluicehq/sluice/application/execute"
 	"github.com/sluicehq/sluice/application/runs"
+	"github.com/sluicehq/sluice/domain/member"
 	"github.com/sluicehq/sluice/tests/historytest"
 )
 
@@ -60,6 +61,8 @@ type history struct {
 	progress    map[string][]cluster.Progress
 	logWrites   []string // the runs AppendLogs wrote for
 	heartbeats  []cluster.MemberRow
+	retries     map[int64]outboxRetry // the first retry the member asked for, by callback row
+	purges      []runs.PurgeRequest
 	renewCalls  int
 	reclaims    int
 	poolCalls   []time.Duration // ttl, wait of each FailUnservedPools
@@ -75,7 +78,7 @@ type history struct {
 func newHistory(t *testing.T) *history {
 	t.Helper()
 	return &history{Store: historytest.Open(t), t: t, stalled: newSteps(), writes: newSteps(),
-		finishes: map[string]cluster.Outcome{}, handBacks: map[string]cluster.Progress{}, progress: map[string][]cluster.Progress{}}
+		finishes: map[string]cluster.Outcome{}, retries: map[int64]outboxRetry{}, handBacks: map[string]cluster.Progress{}, progress: map[string][]cluster.Progress{}}
 }
 
 // The decorator is both ports the member uses.
@@ -83,6 +86,8 @@ var (
 	_ cluster.Store        = (*history)(nil)
 	_ cluster.ShardStore   = (*history)(nil)
 	_ cluster.PoolTimeouts = (*history)(nil)
+	_ cluster.OutboxStore  = (*history)(nil)
+	_ cluster.Roster       = (*history)(nil)
 )
 
 // patient drops the deadline of a call's context but keeps its cancellation. The member
@@ -250,6 +255,49 @@ func (h *history) AppendLogs(ctx context.Context, id string, lines []cluster.Log
 func (h *history) Heartbeat(ctx context.Context, row cluster.MemberRow) error {
 	return throughErr(h, ctx, via{stalls: true, note: func() { h.heartbeats = append(h.heartbeats, row) }},
 		func(ctx context.Context) error { return h.Store.Heartbeat(ctx, row) })
+}
+
+func (h *history) ClaimOutbox(ctx context.Context, owner string, n int, lease time.Duration) ([]cluster.OutboxItem, error) {
+	return through(h, ctx, via{}, func(ctx context.Context) ([]cluster.OutboxItem, error) {
+		return h.Store.ClaimOutbox(ctx, owner, n, lease)
+	})
+}
+
+func (h *history) OutboxDelivered(ctx context.Context, id int64) error {
+	return throughErr(h, ctx, via{}, func(ctx context.Context) error { return h.Store.OutboxDelivered(ctx, id) })
+}
+
+func (h *history) OutboxRetry(ctx context.Context, id int64, next time.Time, lastErr string) error {
+	return throughErr(h, ctx, via{note: func() {
+		if _, ok := h.retries[id]; !ok {
+			h.retries[id] = outboxRetry{next: next, lastErr: lastErr}
+		}
+	}}, func(ctx context.Context) error { return h.Store.OutboxRetry(ctx, id, next, lastErr) })
+}
+
+// Roster answers the membership view (cluster.Roster): the heartbeats and the history's clock.
+func (h *history) Roster(ctx context.Context) ([]member.Member, time.Time, error) {
+	type roster struct {
+		members []member.Member
+		now     time.Time
+	}
+	got, err := through(h, ctx, via{}, func(ctx context.Context) (roster, error) {
+		ms, now, err := h.Store.Roster(ctx)
+		return roster{ms, now}, err
+	})
+	return got.members, got.now, err
+}
+
+// Purge records each purge the member asked for and runs it on the history.
+func (h *history) Purge(ctx context.Context, req runs.PurgeRequest) (runs.PurgeResult, error) {
+	return through(h, ctx, via{note: func() { h.purges = append(h.purges, req) }},
+		func(ctx context.Context) (runs.PurgeResult, error) { return h.Store.Purge(ctx, req) })
+}
+
+// outboxRetry is a failed delivery as the member recorded it: when to try again, and why.
+type outboxRetry struct {
+	next    time.Time
+	lastErr string
 }
 
 // MarkStopped is recorded even while down: a stop is the member's last word.

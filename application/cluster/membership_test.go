@@ -2,46 +2,53 @@ package cluster_test
 
 import (
 	"context"
-	"errors"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicehq/sluice/application/cluster"
-	"github.com/sluicehq/sluice/domain/member"
 )
 
-type fakeRoster struct {
-	members []member.Member
-	now     time.Time
-	err     error
+// rosterOf is the real history holding members' heartbeats, each aged as given against
+// the history's clock (the heartbeat is stored, then moved back by its age).
+func rosterOf(t *testing.T, members ...aged) *history {
+	t.Helper()
+	ctx := context.Background()
+	h := newHistory(t)
+	for _, m := range members {
+		require.NoError(t, h.Store.Heartbeat(ctx, m.row))
+		_, err := h.DB().NewRaw("UPDATE sluice_members SET heartbeat_at = heartbeat_at - ? WHERE instance_id = ?",
+			m.age.Milliseconds(), m.row.InstanceID).Exec(ctx)
+		require.NoError(t, err)
+	}
+	return h
 }
 
-func (r fakeRoster) Roster(context.Context) ([]member.Member, time.Time, error) {
-	return r.members, r.now, r.err
+// aged is a member's heartbeat row and how long ago it was written.
+type aged struct {
+	row cluster.MemberRow
+	age time.Duration
 }
 
 type fixedSelf cluster.MemberRow
 
 func (s fixedSelf) Row() cluster.MemberRow { return cluster.MemberRow(s) }
 
-var dbNow = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
-
-func heartbeat(id string, age time.Duration, pools []string, inFlight int) member.Member {
-	return member.Member{InstanceID: id, Listen: id + ":8080", Pools: pools, MaxConcurrent: 8, InFlight: inFlight,
-		HeartbeatAt: dbNow.Add(-age)}
+func heartbeat(id string, age time.Duration, pools []string, inFlight int) aged {
+	return aged{row: cluster.MemberRow{InstanceID: id, Listen: id + ":8080", Pools: pools, MaxConcurrent: 8,
+		InFlight: inFlight}, age: age}
 }
 
 func TestMembershipViewListsLiveMembers(t *testing.T) {
 	t.Parallel()
 	self := fixedSelf{InstanceID: "b", Listen: "b:8080", Pools: []string{"gpu"}, MaxConcurrent: 2, InFlight: 2}
-	roster := fakeRoster{now: dbNow, members: []member.Member{
+	roster := rosterOf(t,
 		heartbeat("a", time.Second, []string{"default"}, 1),
 		heartbeat("b", 5*time.Second, []string{"gpu"}, 0), // this member's stored row is older than its state
 		heartbeat("legacy", time.Second, nil, 3),
 		heartbeat("stale", 31*time.Second, []string{"default"}, 1),
-	}}
+	)
 	m, err := cluster.NewMembership(roster, 30*time.Second, self)
 	require.NoError(t, err)
 	v, err := m.View(context.Background())
@@ -57,8 +64,7 @@ func TestMembershipViewListsLiveMembers(t *testing.T) {
 func TestMembershipViewAddsItselfBeforeItsFirstHeartbeat(t *testing.T) {
 	t.Parallel()
 	self := fixedSelf{InstanceID: "a0", Listen: "a0:8080", MaxConcurrent: 1}
-	m, err := cluster.NewMembership(fakeRoster{now: dbNow, members: []member.Member{
-		heartbeat("z", 0, []string{"default"}, 0)}}, 30*time.Second, self)
+	m, err := cluster.NewMembership(rosterOf(t, heartbeat("z", 0, []string{"default"}, 0)), 30*time.Second, self)
 	require.NoError(t, err)
 	v, err := m.View(context.Background())
 	require.NoError(t, err)
@@ -69,7 +75,9 @@ func TestMembershipViewAddsItselfBeforeItsFirstHeartbeat(t *testing.T) {
 
 func TestMembershipViewFailsWhenTheHistoryDoesNotAnswer(t *testing.T) {
 	t.Parallel()
-	m, err := cluster.NewMembership(fakeRoster{err: errors.New("connection refused")}, time.Second, fixedSelf{InstanceID: "a"})
+	h := rosterOf(t)
+	h.down.Store(true)
+	m, err := cluster.NewMembership(h, time.Second, fixedSelf{InstanceID: "a"})
 	require.NoError(t, err)
 	_, err = m.View(context.Background())
 	require.ErrorContains(t, err, "read the membership: connection refused")

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"sync"
 	"testing"
 	"time"
 
@@ -72,39 +71,51 @@ func TestDecide(t *testing.T) {
 	}
 }
 
-type fakeOutbox struct {
-	mu        sync.Mutex
-	items     []cluster.OutboxItem
-	delivered []int64
-	retries   map[int64]time.Time
-	lastErr   map[int64]string
+// outboxRow is a callback row of the real history as the tests read it back.
+type outboxRow struct {
+	ID        int64   `bun:"id"`
+	Attempts  int     `bun:"attempts"`
+	NextAt    int64   `bun:"next_at"`
+	LastError *string `bun:"last_error"`
 }
 
-func (o *fakeOutbox) ClaimOutbox(_ context.Context, owner string, n int, lease time.Duration) ([]cluster.OutboxItem, error) {
-	if owner == "" || lease <= 0 {
-		return nil, errors.New("bad claim")
+// addOutbox writes a due callback row for item (its ID is ignored) the way a finishing
+// run does, and returns the row's id.
+func addOutbox(t *testing.T, h *history, item cluster.OutboxItem) int64 {
+	t.Helper()
+	var id int64
+	require.NoError(t, h.DB().NewRaw(`INSERT INTO sluice_outbox (run_id, url, payload, attempts, next_at, created_at)
+  VALUES (?, ?, ?, 0, 0, ?) RETURNING id`, item.RunID, item.URL, string(item.Payload), item.CreatedAt.UnixMilli()).
+		Scan(context.Background(), &id))
+	return id
+}
+
+// outboxRows reads every callback row left, by id.
+func outboxRows(t *testing.T, h *history) map[int64]outboxRow {
+	t.Helper()
+	var rows []outboxRow
+	require.NoError(t, h.DB().NewRaw("SELECT id, attempts, next_at, last_error FROM sluice_outbox").Scan(context.Background(), &rows))
+	out := map[int64]outboxRow{}
+	for _, r := range rows {
+		out[r.ID] = r
 	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	k := min(n, len(o.items))
-	got := o.items[:k]
-	o.items = o.items[k:]
-	return got, nil
+	return out
 }
 
-func (o *fakeOutbox) OutboxDelivered(_ context.Context, id int64) error {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.delivered = append(o.delivered, id)
-	return nil
-}
-
-func (o *fakeOutbox) OutboxRetry(_ context.Context, id int64, next time.Time, lastErr string) error {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.retries[id] = next
-	o.lastErr[id] = lastErr
-	return nil
+// awaitOutbox waits until every row of ids was delivered (deleted) or has a failed attempt.
+func awaitOutbox(t *testing.T, h *history, ids ...int64) map[int64]outboxRow {
+	t.Helper()
+	var rows map[int64]outboxRow
+	h.until(t, func() bool {
+		rows = outboxRows(t, h)
+		for _, id := range ids {
+			if r, ok := rows[id]; ok && r.Attempts == 0 {
+				return false
+			}
+		}
+		return true
+	}, "every callback delivered or retried")
+	return rows
 }
 
 type fakeDeliverer struct {
@@ -120,17 +131,14 @@ func (d fakeDeliverer) Deliver(ctx context.Context, delivery, u string, body []b
 
 func TestOutboxSenderDeliversRejectsAndRetries(t *testing.T) {
 	t.Parallel()
-	ob := &fakeOutbox{retries: map[int64]time.Time{}, lastErr: map[int64]string{}}
+	h := newHistory(t)
 	var clock *fakeClock
 	body := []byte(`{"run_id":"r1"}`)
-	add := func(id int64, u string) {
-		ob.items = append(ob.items, cluster.OutboxItem{ID: id, RunID: "r1", URL: u, Payload: body,
+	add := func(u string) int64 {
+		return addOutbox(t, h, cluster.OutboxItem{RunID: "r1", URL: u, Payload: body,
 			CreatedAt: time.Date(2026, 5, 1, 11, 0, 0, 0, time.UTC)})
 	}
-	add(1, "http://ok")
-	add(2, "http://gone")
-	add(3, "http://flaky")
-	add(4, "http://creds")
+	ok, gone, flaky, creds := add("http://ok"), add("http://gone"), add("http://flaky"), add("http://creds")
 	dl := fakeDeliverer{answers: map[string]func() (int, error){
 		"http://ok":    func() (int, error) { return 200, nil },
 		"http://gone":  func() (int, error) { return 404, nil },
@@ -139,58 +147,50 @@ func TestOutboxSenderDeliversRejectsAndRetries(t *testing.T) {
 			return 0, &url.Error{Op: "Post", URL: "http://user:pw@hook.example/x?sig=1", Err: errors.New("refused")}
 		},
 	}}
-	start(t, newHistory(t), &fakeRunner{fn: succeed(1)}, func(c *cluster.Config, d *cluster.Deps) {
-		d.Outbox, d.Deliverer = ob, dl
+	start(t, h, &fakeRunner{fn: succeed(1)}, func(c *cluster.Config, d *cluster.Deps) {
+		d.Outbox, d.Deliverer = h, dl
 		c.OutboxInterval = 10 * time.Millisecond
 		clock = d.Clock.(*fakeClock)
 	})
-	require.Eventually(t, func() bool {
-		ob.mu.Lock()
-		defer ob.mu.Unlock()
-		return len(ob.delivered)+len(ob.retries) == 4
-	}, waitFor, tick)
-	ob.mu.Lock()
-	defer ob.mu.Unlock()
-	require.ElementsMatch(t, []int64{1, 2}, ob.delivered, "2xx is delivered; 404 is final and dropped")
-	require.Equal(t, clock.Now().Add(time.Second), ob.retries[3])
-	require.Equal(t, "HTTP 503", ob.lastErr[3])
-	require.Contains(t, ob.lastErr[4], "hook.example")
-	require.NotContains(t, ob.lastErr[4], "pw")
-	require.NotContains(t, ob.lastErr[4], "sig=")
-}
-
-type fakePurger struct {
-	mu    sync.Mutex
-	calls []runs.PurgeRequest
-}
-
-func (p *fakePurger) Purge(_ context.Context, req runs.PurgeRequest) (runs.PurgeResult, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.calls = append(p.calls, req)
-	return runs.PurgeResult{Runs: 3}, nil
+	rows := awaitOutbox(t, h, ok, gone, flaky, creds)
+	require.NotContains(t, rows, ok, "2xx is delivered")
+	require.NotContains(t, rows, gone, "404 is final and dropped")
+	require.Contains(t, rows, flaky, "503 is kept to be tried again")
+	require.Contains(t, rows, creds, "a refused connection is kept to be tried again")
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	// The fake clock lags the history's, so a retried row is due again at once: the first
+	// retry of each is read from what the member asked, the rows only prove it was stored.
+	require.Equal(t, clock.Now().Add(time.Second), h.retries[flaky].next, "retried a second later")
+	require.Equal(t, "HTTP 503", h.retries[flaky].lastErr)
+	require.Contains(t, h.retries[creds].lastErr, "hook.example")
+	require.NotContains(t, h.retries[creds].lastErr, "pw")
+	require.NotContains(t, h.retries[creds].lastErr, "sig=")
+	require.NotContains(t, *rows[creds].LastError, "pw", "nor in the stored row")
 }
 
 func TestPurgeLoopUsesTheRetentions(t *testing.T) {
 	t.Parallel()
-	p := &fakePurger{}
-	h := start(t, newHistory(t), &fakeRunner{fn: succeed(1)}, func(c *cluster.Config, d *cluster.Deps) {
-		d.Purger = p
+	hist := newHistory(t)
+	h := start(t, hist, &fakeRunner{fn: succeed(1)}, func(c *cluster.Config, d *cluster.Deps) {
+		d.Purger = hist
 		c.RetainTerminal = 48 * time.Hour
 		c.PurgeInterval = 20 * time.Millisecond
 	})
-	require.Eventually(t, func() bool {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		return len(p.calls) >= 2
-	}, waitFor, tick, "purges at start and then every interval")
-	p.mu.Lock()
-	defer p.mu.Unlock()
+	var first runs.PurgeRequest
+	hist.until(t, func() bool {
+		hist.mu.Lock()
+		defer hist.mu.Unlock()
+		if len(hist.purges) > 0 {
+			first = hist.purges[0]
+		}
+		return len(hist.purges) >= 2
+	}, "purges at start and then every interval")
 	now := h.clock.Now()
-	require.Equal(t, now.Add(-48*time.Hour), p.calls[0].RunsBefore)
-	require.Equal(t, now.Add(-cluster.DefaultIdempotencyRetention), p.calls[0].IdempotencyBefore)
-	require.Equal(t, now.Add(-cluster.DefaultRetainAudit), p.calls[0].AuditBefore, "audit entries are kept a year by default")
-	require.Equal(t, now, p.calls[0].SignoutsBefore, "console sign-outs go when their cookies expired")
+	require.Equal(t, now.Add(-48*time.Hour), first.RunsBefore)
+	require.Equal(t, now.Add(-cluster.DefaultIdempotencyRetention), first.IdempotencyBefore)
+	require.Equal(t, now.Add(-cluster.DefaultRetainAudit), first.AuditBefore, "audit entries are kept a year by default")
+	require.Equal(t, now, first.SignoutsBefore, "console sign-outs go when their cookies expired")
 }
 
 // A sealed outbox row (SPEC §14.1) is opened by the member that delivers it: the
@@ -213,26 +213,20 @@ func TestSealedOutboxRowsAreOpenedAtDelivery(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			ob := &fakeOutbox{retries: map[int64]time.Time{}, lastErr: map[int64]string{}}
-			ob.items = append(ob.items, sealed(tagSealer{id: "k1"}))
+			h := newHistory(t)
+			id := addOutbox(t, h, sealed(tagSealer{id: "k1"}))
 			dl := fakeDeliverer{answers: map[string]func() (int, error){"http://ok": func() (int, error) { return 200, nil }}}
-			start(t, newHistory(t), &fakeRunner{fn: succeed(1)}, func(c *cluster.Config, d *cluster.Deps) {
-				d.Outbox, d.Deliverer, d.Sealer = ob, dl, tc.member
+			start(t, h, &fakeRunner{fn: succeed(1)}, func(c *cluster.Config, d *cluster.Deps) {
+				d.Outbox, d.Deliverer, d.Sealer = h, dl, tc.member
 				c.OutboxInterval = 10 * time.Millisecond
 			})
-			require.Eventually(t, func() bool {
-				ob.mu.Lock()
-				defer ob.mu.Unlock()
-				return len(ob.delivered)+len(ob.retries) == 1
-			}, waitFor, tick)
-			ob.mu.Lock()
-			defer ob.mu.Unlock()
+			rows := awaitOutbox(t, h, id)
 			if tc.delivered {
-				require.Equal(t, []int64{1}, ob.delivered)
+				require.NotContains(t, rows, id, "opened and delivered")
 				return
 			}
-			require.Contains(t, ob.retries, int64(1))
-			require.Contains(t, ob.lastErr[1], "k1", "names the key it needs")
+			require.Contains(t, rows, id, "kept for a member with the key")
+			require.Contains(t, *rows[id].LastError, "k1", "names the key it needs")
 		})
 	}
 }
