@@ -19,6 +19,9 @@ import (
 var sleepAllowed = map[string]string{
 	"tests/e2e/cluster_test.go awaitMetric": "polls another process's /metrics with a 20 s overall " +
 		"deadline: no event crosses from a sluice process's counters to the test",
+	"adapters/store/sqlitegate_internal_test.go TestSQLiteWritersOfOneProcessTakeTurns": "holds a SQLite " +
+		"write transaction past busy_timeout, SQLite's own wall-clock limit, to show the process's other " +
+		"writers wait their turn beyond it; a lower bound, nothing asserts how long anything took",
 	"tests/e2e/sql_test.go stopBetweenCommits": "lets a process resumed with SIGCONT run before it is " +
 		"stopped again; it paces a retry and asserts nothing about time",
 }
