@@ -183,7 +183,9 @@ func openMemory() (*Store, error) {
 // sqliteBusyTimeout is how long a write waits for another process's writer (busy_timeout).
 const sqliteBusyTimeout = 5 * time.Second
 
-func openSQLiteFile(path string) (*Store, error) { return openSQLite(path, sqliteBusyTimeout, gateWait) }
+func openSQLiteFile(path string) (*Store, error) {
+	return openSQLite(path, sqliteBusyTimeout, gateWait)
+}
 
 // openSQLite opens a SQLite file history whose writers wait busy for other processes'
 // writers and wait for their turn in this one.

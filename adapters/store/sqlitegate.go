@@ -121,7 +121,15 @@ func (c *gatedConn) PrepareContext(ctx context.Context, query string) (driver.St
 	return &gatedStmt{Stmt: st, conn: c, write: !readOnly(query)}, nil
 }
 
-func (c *gatedConn) Close() error { return c.conn.Close() }
+// Close gives back a turn still held: database/sql may close a connection whose
+// transaction broke without ending it.
+func (c *gatedConn) Close() error {
+	if c.release != nil {
+		c.release()
+		c.release = nil
+	}
+	return c.conn.Close()
+}
 
 func (c *gatedConn) Begin() (driver.Tx, error) {
 	return c.BeginTx(context.Background(), driver.TxOptions{})

@@ -12,6 +12,7 @@ func All() []harness.Suite {
 		Schedules(),
 		Shards(),
 		History(),
+		Lists(),
 		Objects(),
 		Kafka(),
 	}
