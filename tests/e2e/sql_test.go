@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,6 +22,7 @@ import (
 type pgSchema struct {
 	url  string
 	conn *pgx.Conn
+	gate int32 // advisory lock key of gateSource, if any
 }
 
 func newPGSchema(t *testing.T) *pgSchema {
@@ -137,9 +139,12 @@ func TestPausedWriterIsFenced(t *testing.T) {
 	cmd := e2e.Cmd{Args: []string{"run", "--quiet", "--json", "--data-dir", dir, exactlyOnceConfig(t, dir)}, Dir: dir,
 		Env: map[string]string{"SRC_URL": src.url, "DST_URL": dst.url}, Timeout: 5 * time.Minute}
 
+	release := gateSource(t, src, rows/2)
 	old := e2e.Start(t, cmd)
-	waitRows(t, dst, old, int64(min(rows, 2000)))
+	waitGate(t, src, old)
 	stopBetweenCommits(t, old, dst)
+	require.Less(t, dst.int(t, "SELECT count(*) FROM dst"), int64(rows), "the first writer is stopped mid-copy")
+	release()
 
 	res := e2e.Run(t, cmd)
 	require.Equal(t, 0, res.Code, res.String())
@@ -153,6 +158,35 @@ func TestPausedWriterIsFenced(t *testing.T) {
 	require.Equal(t, "lease_lost", out.Error.Code)
 	require.True(t, strings.Contains(out.Error.Message, "taken by a newer writer"), out.Error.Message)
 	require.Equal(t, int64(rows), dst.int(t, "SELECT count(*) FROM dst"), "the fenced writer left nothing")
+}
+
+// gateSource makes the read of row at wait on an advisory lock the test holds until it
+// calls the returned release: a first writer is then certainly mid-copy when the test
+// stops it, however loaded the machine (a copy that finished before the stop landed
+// would not be fenced, and rightly so). The lock is shared, so later readers pass freely.
+func gateSource(t *testing.T, s *pgSchema, at int) (release func()) {
+	t.Helper()
+	key := rand.Int32N(1 << 30)
+	s.exec(t, `ALTER FUNCTION slow(bigint) RENAME TO slow_pace`)
+	s.exec(t, fmt.Sprintf(`CREATE FUNCTION slow(i bigint) RETURNS boolean LANGUAGE plpgsql VOLATILE AS $$
+BEGIN
+	IF i = %d THEN PERFORM pg_advisory_xact_lock_shared(%d); END IF;
+	RETURN slow_pace(i);
+END $$`, at, key))
+	s.exec(t, fmt.Sprintf("SELECT pg_advisory_lock(%d)", key))
+	s.gate = key
+	return func() { s.exec(t, fmt.Sprintf("SELECT pg_advisory_unlock(%d)", key)) }
+}
+
+// waitGate waits until the source read of p waits at the gate of gateSource.
+func waitGate(t *testing.T, s *pgSchema, p *e2e.Process) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		var n int64
+		err := s.conn.QueryRow(context.Background(), `SELECT count(*) FROM pg_locks
+WHERE locktype = 'advisory' AND objid = $1 AND NOT granted`, s.gate).Scan(&n)
+		return err == nil && n > 0
+	}, time.Minute, 5*time.Millisecond, "the source read never reached the gate: %s", p.Stderr())
 }
 
 // stopBetweenCommits pauses p (SIGSTOP) while it holds no lock in dst's schema: paused
