@@ -264,3 +264,21 @@ func TestTargetsNameTheEndpointHost(t *testing.T) {
 	require.Equal(t, []execute.Target{{Key: "path", Host: "b.s3.eu-west-1.amazonaws.com", Port: 443}},
 		c.Targets(pipeline.RoleSource, map[string]any{"path": "s3://b/x.csv", "region": "eu-west-1"}))
 }
+
+// A corrupt Parquet object (a .parquet key holding other bytes) fails the read at once,
+// naming the connector, the object and the cause; it is not retried, since the bytes
+// will not change on a second try.
+func TestCorruptParquetObjectNamesTheObject(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t)
+	b := bucket(t, srv)
+	require.NoError(t, srv.Put(context.Background(), b, "in/good.csv", []byte("x\n1\n")))
+	require.NoError(t, srv.Put(context.Background(), b, "in/part-2.parquet", []byte("id,name\n1,not parquet\n")))
+	before := srv.Requests()
+	_, err := read(t, fast(srv.Config("s3://"+b+"/in/*.parquet"), 5))
+	require.Error(t, err)
+	require.True(t, strings.HasPrefix(err.Error(), "s3: "), err.Error())
+	require.Contains(t, err.Error(), "s3://"+b+"/in/part-2.parquet: not a readable Parquet file")
+	require.False(t, execute.IsTransient(err), "corrupt bytes are not worth a retry")
+	require.LessOrEqual(t, srv.Requests()-before, 3, "no retries of a corrupt object: %d requests", srv.Requests()-before)
+}
