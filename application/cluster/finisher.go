@@ -1,0 +1,104 @@
+package cluster
+
+import (
+	"context"
+	"sync"
+
+	"github.com/sluicehq/sluice/application/runs"
+)
+
+// Defaults of the finish group commit (see finishGroup).
+const (
+	// DefaultFinishTxns is how many finish transactions a member keeps in flight: one
+	// commits while the next gathers, so the history's WAL flush of one batch overlaps
+	// the statements of the next.
+	DefaultFinishTxns = 2
+	// maxFinishBatch bounds one batch, so a transaction's row locks stay few and short.
+	maxFinishBatch = 64
+)
+
+// finishGroup is the group commit of a member's finishes. A run that ends while fewer
+// than txns batches are in flight starts one at once, so a lone finish waits for nobody;
+// a run that ends while they are all busy joins the queue, and the next batch takes
+// everything queued. Under a backlog of short runs that turns one transaction per run
+// into one per batch, which is where a member's run throughput went (a COMMIT, its WAL
+// flush and its round trips per run). Each item keeps its own fence and its own answer
+// (FinishBatcher), so a lost lease is still reported to that run's worker alone.
+type finishGroup struct {
+	store FinishBatcher
+	owner string
+	build runs.CallbackBuilder
+	txns  int
+	// stmt bounds one batch's transaction like any history statement of the member.
+	stmt func() (context.Context, context.CancelFunc)
+	ev   Events
+
+	mu     sync.Mutex
+	queue  []*finishReq
+	flying int // batches in flight, ≤ txns
+}
+
+// finishReq is one run's finish waiting for its batch.
+type finishReq struct {
+	f    Finishing
+	done chan error // buffered: the batch never waits for the worker
+}
+
+// finish hands f to the group and waits for its own answer.
+func (g *finishGroup) finish(f Finishing) error {
+	r := &finishReq{f: f, done: make(chan error, 1)}
+	g.mu.Lock()
+	g.queue = append(g.queue, r)
+	queued := len(g.queue)
+	lead := g.flying < g.txns
+	if lead {
+		g.flying++
+	}
+	g.mu.Unlock()
+	if lead {
+		go g.run()
+	} else {
+		g.ev.finishQueued(queued)
+	}
+	return <-r.done
+}
+
+// run commits batches until the queue is empty, then gives its slot back.
+func (g *finishGroup) run() {
+	for {
+		g.mu.Lock()
+		n := min(len(g.queue), maxFinishBatch)
+		if n == 0 {
+			g.flying--
+			g.mu.Unlock()
+			return
+		}
+		batch := g.queue[:n:n]
+		g.queue = g.queue[n:]
+		g.mu.Unlock()
+		items := make([]Finishing, len(batch))
+		for i, r := range batch {
+			items[i] = r.f
+		}
+		ctx, cancel := g.stmt()
+		errs := g.store.FinishBatch(ctx, g.owner, items, g.build)
+		cancel()
+		g.ev.finishBatch(len(batch))
+		for i, r := range batch {
+			r.done <- errs[i]
+		}
+	}
+}
+
+// newFinishGroup is the member's group commit, or nil when its store has no batches.
+func (m *Member) newFinishGroup() *finishGroup {
+	if m.deps.Finishes == nil {
+		return nil
+	}
+	txns := m.cfg.FinishTxns
+	if txns <= 0 {
+		txns = DefaultFinishTxns
+	}
+	return &finishGroup{store: m.deps.Finishes, owner: m.cfg.InstanceID, build: m.deps.Callbacks, txns: txns,
+		stmt: func() (context.Context, context.CancelFunc) { return m.stmt(m.root) }, ev: m.deps.Events}
+}
