@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"github.com/sluicehq/sluice/application/cluster"
 	"github.com/sluicehq/sluice/application/runs"
@@ -50,7 +51,13 @@ func (s *Store) FinishBatch(ctx context.Context, owner string, batch []cluster.F
 	})
 	lost := make([]bool, len(todo))
 	err := s.runInTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		if err := s.lockBatchPipelines(ctx, tx, todo, lost); err != nil {
+			return err
+		}
 		for j, p := range todo {
+			if lost[j] {
+				continue
+			}
 			err := s.finishInTx(ctx, tx, owner, p, build)
 			if errors.Is(err, run.ErrLeaseLost) {
 				lost[j] = true
@@ -81,4 +88,37 @@ func (s *Store) FinishBatch(ctx context.Context, owner string, batch []cluster.F
 		errs[p.index] = s.finishAlone(ctx, owner, p, build)
 	}
 	return errs
+}
+
+// lockBatchPipelines takes the shared pipeline-key lock of every item before any run row
+// is touched, keeping the lock order of every transaction (keys, then rows; see
+// lockPipeline). The keys the callers named go in one statement, which spares a
+// statement per run; an item without its key has it read from its row, and one whose
+// row is gone is marked lost.
+func (s *Store) lockBatchPipelines(ctx context.Context, tx bun.Tx, todo []preparedFinish, lost []bool) error {
+	if !s.d.pipelineLocks {
+		return nil
+	}
+	var keys []int64
+	for j, p := range todo {
+		if p.o.Name != "" {
+			keys = append(keys, s.lockKey("pipeline", p.o.Tenant, p.o.Name))
+			continue
+		}
+		err := s.lockOutcomePipeline(ctx, tx, p.ref, p.o)
+		if errors.Is(err, run.ErrLeaseLost) {
+			lost[j] = true
+			continue
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	slices.Sort(keys)
+	keys = slices.Compact(keys)
+	_, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock_shared(k) FROM unnest(?::bigint[]) AS k", pgdialect.Array(keys))
+	return err
 }

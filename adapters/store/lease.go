@@ -90,6 +90,9 @@ func (s *Store) Finish(ctx context.Context, owner string, ref cluster.Ref, o clu
 // finishAlone runs one prepared finish in its own transaction.
 func (s *Store) finishAlone(ctx context.Context, owner string, f preparedFinish, build runs.CallbackBuilder) error {
 	err := s.runInTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		if err := s.lockOutcomePipeline(ctx, tx, f.ref, f.o); err != nil {
+			return err
+		}
 		return s.finishInTx(ctx, tx, owner, f, build)
 	})
 	return translate("finish run "+f.ref.ID, err)
@@ -123,13 +126,11 @@ func prepareFinish(ref cluster.Ref, o cluster.Outcome) (preparedFinish, error) {
 	return preparedFinish{ref: ref, o: o, logRows: logRows, addLines: addLines, addBytes: addBytes}, nil
 }
 
-// finishInTx writes one finish inside tx. A failed fence is run.ErrLeaseLost and has
-// written nothing, so a batch's transaction may go on with its other finishes.
+// finishInTx writes one finish inside tx, whose caller took the run's pipeline-key lock
+// (lockOutcomePipeline). A failed fence is run.ErrLeaseLost and has written nothing, so
+// a batch's transaction may go on with its other finishes.
 func (s *Store) finishInTx(ctx context.Context, tx bun.Tx, owner string, f preparedFinish, build runs.CallbackBuilder) error {
 	ref, o, logRows := f.ref, f.o, f.logRows
-	if err := s.lockOutcomePipeline(ctx, tx, ref, o); err != nil {
-		return err
-	}
 	// The key's oldest queued run comes back with the row: with none (the common
 	// case) promotion has nothing to do and costs no statement. The key's shared lock,
 	// taken above, keeps a queued run from appearing unseen (see promote).
