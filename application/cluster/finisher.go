@@ -41,12 +41,21 @@ type finishGroup struct {
 // finishReq is one run's finish waiting for its batch.
 type finishReq struct {
 	f    Finishing
-	done chan error // buffered: the batch never waits for the worker
+	done chan finishAnswer // buffered: the batch never waits for the worker
 }
 
-// finish hands f to the group and waits for its own answer.
+// finishAnswer is what the batch says of one finish: its error, or the value a panic
+// while writing it carried.
+type finishAnswer struct {
+	err      error
+	panicked any
+}
+
+// finish hands f to the group and waits for its own answer. A panic while writing it (a
+// callback builder, a store bug) is raised again here, on the run's own worker, whose
+// settle turns it into a pipeline_error finish as it would without the group.
 func (g *finishGroup) finish(f Finishing) error {
-	r := &finishReq{f: f, done: make(chan error, 1)}
+	r := &finishReq{f: f, done: make(chan finishAnswer, 1)}
 	g.mu.Lock()
 	g.queue = append(g.queue, r)
 	queued := len(g.queue)
@@ -60,7 +69,11 @@ func (g *finishGroup) finish(f Finishing) error {
 	} else {
 		g.ev.finishQueued(queued)
 	}
-	return <-r.done
+	a := <-r.done
+	if a.panicked != nil {
+		panic(a.panicked)
+	}
+	return a.err
 }
 
 // run commits batches until the queue is empty, then gives its slot back.
@@ -76,18 +89,45 @@ func (g *finishGroup) run() {
 		batch := g.queue[:n:n]
 		g.queue = g.queue[n:]
 		g.mu.Unlock()
-		items := make([]Finishing, len(batch))
-		for i, r := range batch {
-			items[i] = r.f
-		}
-		ctx, cancel := g.stmt()
-		errs := g.store.FinishBatch(ctx, g.owner, items, g.build)
-		cancel()
-		g.ev.finishBatch(len(batch))
-		for i, r := range batch {
-			r.done <- errs[i]
-		}
+		g.commit(batch)
 	}
+}
+
+// commit writes one batch and answers each of its finishes. When the batch panics (it was
+// rolled back), each finish is written alone, so only the one that panics is told so.
+func (g *finishGroup) commit(batch []*finishReq) {
+	items := make([]Finishing, len(batch))
+	for i, r := range batch {
+		items[i] = r.f
+	}
+	errs, panicked := g.write(items)
+	g.ev.finishBatch(len(batch))
+	if panicked != nil && len(batch) > 1 {
+		for _, r := range batch {
+			g.commit([]*finishReq{r})
+		}
+		return
+	}
+	for i, r := range batch {
+		if panicked != nil {
+			r.done <- finishAnswer{panicked: panicked}
+			continue
+		}
+		r.done <- finishAnswer{err: errs[i]}
+	}
+}
+
+// write is one FinishBatch, bounded like any statement of the member, with a panic caught
+// so the group's goroutine outlives it.
+func (g *finishGroup) write(items []Finishing) (errs []error, panicked any) {
+	defer func() {
+		if v := recover(); v != nil {
+			errs, panicked = nil, v
+		}
+	}()
+	ctx, cancel := g.stmt()
+	defer cancel()
+	return g.store.FinishBatch(ctx, g.owner, items, g.build), nil
 }
 
 // newFinishGroup is the member's group commit, or nil when its store has no batches.

@@ -34,43 +34,98 @@ func (g *gatedBatches) FinishBatch(ctx context.Context, owner string, batch []cl
 	return errs
 }
 
+// groupedRuns is how many runs a grouping test ends at once.
+const groupedRuns = 4
+
+// grouped is a member with one finish transaction that ran groupedRuns runs: its first
+// finish batch was held until the finishes of all the other runs queued behind it.
+type grouped struct {
+	h     *history
+	g     *gatedBatches
+	hs    *harness
+	all   []cluster.Claimed
+	first int // the size of the held batch
+}
+
+// groupedMember starts a grouped member on runs of prefix; edit tunes cfg and deps further.
+func groupedMember(t *testing.T, prefix string, edit func(*cluster.Config, *cluster.Deps)) grouped {
+	t.Helper()
+	const n = groupedRuns
+	gr := grouped{h: newHistory(t), all: ids(prefix, n)}
+	gr.h.add(gr.all...)
+	gr.g = &gatedBatches{history: gr.h, held: make(chan int, 1), release: make(chan struct{}), sizes: make(chan int, 4*n)}
+	queued := make(chan int, n)
+	gr.hs = start(t, gr.h, &fakeRunner{fn: succeed(1)}, func(cfg *cluster.Config, deps *cluster.Deps) {
+		cfg.MaxConcurrent = n
+		cfg.FinishTxns = 1
+		deps.Finishes = gr.g
+		deps.Events.FinishQueued = func(q int) { queued <- q }
+		if edit != nil {
+			edit(cfg, deps)
+		}
+	})
+	gr.first = receive(t, gr.g.held, "the first finish batch")
+	for q := 0; q < n-gr.first; {
+		q = receive(t, queued, "a queued finish")
+	}
+	close(gr.g.release)
+	return gr
+}
+
+// status is the run's status in the history.
+func status(t *testing.T, h *history, id string) string {
+	t.Helper()
+	r, err := h.Store.Get(context.Background(), id)
+	require.NoError(t, err)
+	return r.Status
+}
+
 // Runs that end while the member's only finish transaction is busy wait for it and then
 // share the next one: four runs ending together cost two transactions, not four, and
 // every run still lands completed and counted.
 func TestMemberGroupsFinishesThatEndTogether(t *testing.T) {
 	t.Parallel()
-	const n = 4
-	h := newHistory(t)
-	all := ids("g", n)
-	h.add(all...)
-	g := &gatedBatches{history: h, held: make(chan int, 1), release: make(chan struct{}), sizes: make(chan int, n)}
-	queued := make(chan int, n)
-	hs := start(t, h, &fakeRunner{fn: succeed(1)}, func(cfg *cluster.Config, deps *cluster.Deps) {
-		cfg.MaxConcurrent = n
-		cfg.FinishTxns = 1
-		deps.Finishes = g
-		deps.Events.FinishQueued = func(q int) { queued <- q }
-	})
-	first := receive(t, g.held, "the first finish batch")
-	// The rest end while the first batch is held: they queue behind it.
-	for q := 0; q < n-first; {
-		q = receive(t, queued, "a queued finish")
+	const n = groupedRuns
+	gr := groupedMember(t, "g", nil)
+	sizes := []int{receive(t, gr.g.sizes, "the first batch's commit")}
+	if gr.first < n {
+		sizes = append(sizes, receive(t, gr.g.sizes, "the second batch's commit"))
 	}
-	close(g.release)
-	sizes := []int{receive(t, g.sizes, "the first batch's commit")}
-	if first < n {
-		sizes = append(sizes, receive(t, g.sizes, "the second batch's commit"))
-	}
-	require.Equal(t, []int{first, n - first}[:len(sizes)], sizes, "the queued finishes share one transaction")
+	require.Equal(t, []int{gr.first, n - gr.first}[:len(sizes)], sizes, "the queued finishes share one transaction")
 	require.Less(t, len(sizes), n)
-	for _, c := range all {
-		r, err := h.Store.Get(context.Background(), c.ID)
-		require.NoError(t, err)
-		require.Equal(t, "completed", r.Status)
+	for _, c := range gr.all {
+		require.Equal(t, "completed", status(t, gr.h, c.ID))
 	}
+	m := gr.hs.metrics
 	require.Eventually(t, func() bool {
-		hs.metrics.mu.Lock()
-		defer hs.metrics.mu.Unlock()
-		return len(hs.metrics.finished) == n
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		return len(m.finished) == n
 	}, waitFor, tick)
+}
+
+// A callback builder that panics for one run of a batch fails that run with
+// pipeline_error, as without the group; the runs it shared the batch with are written
+// again alone and complete, and the member lives on.
+func TestMemberGroupedFinishPanicFailsOnlyItsRun(t *testing.T) {
+	t.Parallel()
+	var bad string
+	gr := groupedMember(t, "p", func(_ *cluster.Config, deps *cluster.Deps) {
+		bad = ids("p", groupedRuns)[1].ID
+		deps.Callbacks = func(in runs.CallbackInput) (string, []byte, bool) {
+			if in.RunID == bad && in.Status == "completed" {
+				panic("builder bug")
+			}
+			return "", nil, false
+		}
+	})
+	require.Eventually(t, func() bool { return status(t, gr.h, bad) == "failed" }, waitFor, tick)
+	r, err := gr.h.Store.Get(context.Background(), bad)
+	require.NoError(t, err)
+	require.Equal(t, "pipeline_error", r.ErrorCode)
+	for _, c := range gr.all {
+		if c.ID != bad {
+			require.Equal(t, "completed", status(t, gr.h, c.ID))
+		}
+	}
 }
