@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicehq/sluice/application/cluster"
+	"github.com/sluicehq/sluice/application/execute"
 	"github.com/sluicehq/sluice/application/runs"
 )
 
@@ -128,4 +129,33 @@ func TestMemberGroupedFinishPanicFailsOnlyItsRun(t *testing.T) {
 			require.Equal(t, "completed", status(t, gr.h, c.ID))
 		}
 	}
+}
+
+// With two finish transactions, a burst queued behind a busy one gets the second at once
+// (it commits while the first is still held), in one batch.
+func TestMemberStartsAnotherFinishBatchForABurst(t *testing.T) {
+	t.Parallel()
+	const n = 5
+	h := newHistory(t)
+	h.add(ids("b", n)...)
+	g := &gatedBatches{history: h, held: make(chan int, 1), release: make(chan struct{}), sizes: make(chan int, n)}
+	// Each token lets one run end, so the test decides how many finishes meet.
+	tokens := make(chan struct{})
+	runner := &fakeRunner{fn: func(ctx context.Context, job execute.Job) (execute.Stats, error) {
+		<-tokens
+		return execute.Stats{RowsRead: 1, RowsWritten: 1, Pages: 1}, nil
+	}}
+	start(t, h, runner, func(cfg *cluster.Config, deps *cluster.Deps) {
+		cfg.MaxConcurrent = n
+		cfg.FinishTxns = 2
+		deps.Finishes = g
+	})
+	tokens <- struct{}{}
+	require.Equal(t, 1, receive(t, g.held, "the first finish batch"))
+	for range n - 1 {
+		tokens <- struct{}{}
+	}
+	require.Equal(t, n-1, receive(t, g.sizes, "the burst's batch, beside the held one"))
+	close(g.release)
+	require.Equal(t, 1, receive(t, g.sizes, "the held batch's commit"))
 }
