@@ -9,9 +9,9 @@ import (
 
 // Defaults of the finish group commit (see finishGroup).
 const (
-	// DefaultFinishTxns is how many finish transactions a member keeps in flight: one
-	// commits while the next gathers, so the history's WAL flush of one batch overlaps
-	// the statements of the next.
+	// DefaultFinishTxns is how many finish transactions a member may have in flight: a
+	// burst that queued behind a busy one starts the second (see extraBatchAt), so the
+	// history's WAL flush of one batch overlaps the statements of the next.
 	DefaultFinishTxns = 2
 	// maxFinishBatch bounds one batch, so a transaction's row locks stay few and short.
 	maxFinishBatch = 64
@@ -25,9 +25,9 @@ const (
 // is in flight starts one at once, so a lone finish waits for nobody; a run that ends
 // while one is busy joins the queue, and the next batch takes everything queued. Another
 // batch starts beside the busy ones (up to txns in flight) once extraBatchAt finishes
-// wait, so a burst is not held behind one commit. Under a backlog of short runs that turns one transaction per run
-// into one per batch, which is where a member's run throughput went (a COMMIT, its WAL
-// flush and its round trips per run). Each item keeps its own fence and its own answer
+// wait, so a burst is not held behind one commit. Under a backlog of short runs that
+// turns one transaction per run into one per batch, which is where a member's run
+// throughput went (a COMMIT, its WAL flush and its round trips per run). Each item keeps its own fence and its own answer
 // (FinishBatcher), so a lost lease is still reported to that run's worker alone.
 type finishGroup struct {
 	store FinishBatcher
