@@ -20,10 +20,14 @@ type gatedBatches struct {
 	release chan struct{}
 	sizes   chan int
 	first   atomic.Bool
+	heldIDs []string // the runs of the held batch, set before held is sent
 }
 
 func (g *gatedBatches) FinishBatch(ctx context.Context, owner string, batch []cluster.Finishing, b runs.CallbackBuilder) []error {
 	if g.first.CompareAndSwap(false, true) {
+		for _, f := range batch {
+			g.heldIDs = append(g.heldIDs, f.Ref.ID)
+		}
 		g.held <- len(batch)
 		<-g.release
 	}
@@ -158,4 +162,57 @@ func TestMemberStartsAnotherFinishBatchForABurst(t *testing.T) {
 	require.Equal(t, n-1, receive(t, g.sizes, "the burst's batch, beside the held one"))
 	close(g.release)
 	require.Equal(t, 1, receive(t, g.sizes, "the held batch's commit"))
+}
+
+// A run whose lease a peer took while its finish waited in the queue is told so alone:
+// the batch it shares commits the other run, and the stolen run stays the peer's.
+func TestMemberGroupedFinishLosesOnlyTheStolenRun(t *testing.T) {
+	t.Parallel()
+	const n = 3
+	h := newHistory(t)
+	all := ids("s", n)
+	h.add(all...)
+	g := &gatedBatches{history: h, held: make(chan int, 1), release: make(chan struct{}), sizes: make(chan int, n)}
+	tokens := make(chan struct{})
+	queued := make(chan int, n)
+	hs := start(t, h, &fakeRunner{fn: func(ctx context.Context, job execute.Job) (execute.Stats, error) {
+		<-tokens
+		return execute.Stats{RowsRead: 1, RowsWritten: 1, Pages: 1}, nil
+	}}, func(cfg *cluster.Config, deps *cluster.Deps) {
+		cfg.MaxConcurrent = n
+		cfg.FinishTxns = 1
+		deps.Finishes = g
+		deps.Events.FinishQueued = func(q int) { queued <- q }
+	})
+	tokens <- struct{}{}
+	require.Equal(t, 1, receive(t, g.held, "the first finish batch"))
+	for range n - 1 {
+		tokens <- struct{}{}
+	}
+	for q := 0; q < n-1; {
+		q = receive(t, queued, "a queued finish")
+	}
+	var waiting []string
+	for _, c := range all {
+		if c.ID != g.heldIDs[0] {
+			waiting = append(waiting, c.ID)
+		}
+	}
+	stolen, kept := waiting[0], waiting[1]
+	h.steal(stolen)
+	close(g.release)
+	require.Equal(t, 1, receive(t, g.sizes, "the held batch's commit"))
+	require.Equal(t, 2, receive(t, g.sizes, "the queued batch's commit"))
+	require.Equal(t, "completed", status(t, h, kept))
+	require.Equal(t, "completed", status(t, h, g.heldIDs[0]))
+	r, err := h.Store.Get(context.Background(), stolen)
+	require.NoError(t, err)
+	require.Equal(t, "running", r.Status)
+	require.Equal(t, peerOwner.InstanceID, r.Owner)
+	m := hs.metrics
+	require.Eventually(t, func() bool {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		return len(m.finished) == n-1
+	}, waitFor, tick)
 }
