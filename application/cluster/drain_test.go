@@ -169,7 +169,11 @@ func TestStopWithoutDrainHandsBackWhatRuns(t *testing.T) {
 	t.Parallel()
 	store := newHistory(t)
 	store.add(claimed("r1"))
-	h := start(t, store, &fakeRunner{fn: untilCancelled(6)}, nil)
+	// A long TTL: the stop's history writes are bounded by TTL/6, and the harness's
+	// 300 ms TTL gave MarkStopped 50 ms, which a loaded CI machine under -race exceeded.
+	h := start(t, store, &fakeRunner{fn: untilCancelled(6)}, func(c *cluster.Config, _ *cluster.Deps) {
+		c.LeaseTTL = time.Hour
+	})
 	require.Eventually(t, func() bool { return h.member.InFlight() == 1 }, waitFor, tick)
 	h.member.Stop()
 	requireHandedBack(t, store, "r1", 6)
