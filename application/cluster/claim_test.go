@@ -176,7 +176,8 @@ func TestStartFailsWhenOrphansCannotBeReclaimed(t *testing.T) {
 func TestStartTwiceIsRefusedAndStopMarksStopped(t *testing.T) {
 	t.Parallel()
 	store := newHistory(t)
-	h := start(t, store, &fakeRunner{fn: succeed(1)}, nil)
+	// A long TTL: Stop's MarkStopped is bounded by TTL/6 (50 ms at the harness's 300 ms).
+	h := start(t, store, &fakeRunner{fn: succeed(1)}, func(c *cluster.Config, _ *cluster.Deps) { c.LeaseTTL = time.Hour })
 	require.ErrorContains(t, h.member.Start(context.Background()), "already started")
 	require.True(t, store.memberRow("m1").StoppedAt.IsZero())
 	h.member.Stop()
