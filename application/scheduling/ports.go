@@ -70,6 +70,10 @@ type Store interface {
 	// checking that t.Epoch is the current scheduler term. inserted=false when the tick
 	// of (schedule, instant) exists already: it is left as it was.
 	RecordTick(ctx context.Context, t Tick) (inserted bool, err error)
+	// RecordTicks records up to runs.MaxTickBatch ticks of one term as RecordTick would one
+	// after the other, in one transaction that checks the term once (a moved-on term
+	// records none of them); inserted[i] answers ticks[i].
+	RecordTicks(ctx context.Context, ticks []Tick) (inserted []bool, err error)
 }
 
 // Templates is what schedules need of the template use-cases.
