@@ -24,6 +24,7 @@ func provideSchedules(s *serveSettings, log *slog.Logger, st *store.Store, tpl *
 		Store:     st,
 		Templates: tpl,
 		Runs:      svc,
+		Ticks:     svc,
 		Sealer:    runsSealer(s),
 		Log:       log,
 		Metrics:   m,

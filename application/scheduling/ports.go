@@ -59,6 +59,10 @@ type Store interface {
 	GetSchedule(ctx context.Context, id string) (*Schedule, error)
 	// ListSchedules returns every schedule, oldest first.
 	ListSchedules(ctx context.Context) ([]*Schedule, error)
+	// SchedulesStamp is a cheap summary of the schedules that changes when one is added,
+	// deleted, paused or resumed, on any member: the leader reads every schedule again
+	// only when it moved.
+	SchedulesStamp(ctx context.Context) (string, error)
 	// SetPaused sets the paused flag and returns the schedule as stored.
 	SetPaused(ctx context.Context, id string, paused bool, at time.Time) (*Schedule, error)
 	// DeleteSchedule removes a schedule with its ticks; its runs stay.
@@ -84,6 +88,17 @@ type Templates interface {
 	Get(ctx context.Context, p runs.Principal, id string) (*templates.View, error)
 	// Run materializes the newest version and submits it through the one funnel.
 	Run(ctx context.Context, p runs.Principal, id string, req templates.RunRequest) (runs.SubmitResult, error)
+	// Submissions materializes each request's newest template version as Run does,
+	// without submitting: out[i] answers reqs[i], or errs[i] why it cannot be made.
+	Submissions(ctx context.Context, p runs.Principal, reqs []templates.SubmissionRequest) (out []runs.SubmitRequest, errs []error)
+}
+
+// TickSubmitter is the one funnel's batch door for schedule ticks (runs.Service): every
+// request gets Submit's checks, then one store transaction creates the batch. res[i] and
+// errs[i] answer reqs[i]; err is the batch's (a lost term, an unanswered history), and
+// then nothing of it was stored.
+type TickSubmitter interface {
+	SubmitTicks(ctx context.Context, reqs []runs.SubmitRequest) (res []runs.SubmitResult, errs []error, err error)
 }
 
 // Submitter is the one submit funnel (runs.Service).
