@@ -63,10 +63,7 @@ func TestPassCreatesTicksInBatches(t *testing.T) {
 	t.Parallel()
 	w := sqliteWorld(t)
 	w.clock.set(time.Date(2026, 4, 2, 12, 0, 30, 0, time.UTC))
-	ids := make([]string, 7)
-	for i := range ids {
-		ids[i] = w.schedule(t, fmt.Sprintf("batch%c", 'a'+i), scheduling.CreateRequest{Cron: "* * * * *", Timezone: "UTC"})
-	}
+	ids := w.perMinute(t, "batch", 7)
 	b := &batches{TickSubmitter: w.rs}
 	svc := scheduling.New(scheduling.Deps{Store: w.st, Templates: w.tpl, Ticks: b, Clock: w.clock.Now}, scheduling.Config{TickBatch: 3})
 	w.clock.set(time.Date(2026, 4, 2, 12, 1, 30, 0, time.UTC))
@@ -117,10 +114,7 @@ func TestBatchedPassIsFenced(t *testing.T) {
 	t.Parallel()
 	w := sqliteWorld(t)
 	w.clock.set(time.Date(2026, 4, 2, 12, 0, 30, 0, time.UTC))
-	ids := make([]string, 4)
-	for i := range ids {
-		ids[i] = w.schedule(t, fmt.Sprintf("stale%c", 'a'+i), scheduling.CreateRequest{Cron: "* * * * *", Timezone: "UTC"})
-	}
+	ids := w.perMinute(t, "stale", 4)
 	w.clock.set(time.Date(2026, 4, 2, 12, 1, 30, 0, time.UTC))
 	_, err := w.svc.Pass(w.ctx, w.epoch-1)
 	require.ErrorIs(t, err, run.ErrLeaseLost)
@@ -181,4 +175,14 @@ func TestPassLoadsSchedulesIncrementally(t *testing.T) {
 	require.Equal(t, 5, spy.count())
 	ticks := w.ticks(t, id)
 	require.Equal(t, schedule.ReasonPaused, ticks[len(ticks)-1].reason, "paused ticks are recorded from the copy too")
+}
+
+// perMinute registers n templates named prefix + a letter, each with a per-minute schedule.
+func (w *world) perMinute(t *testing.T, prefix string, n int) []string {
+	t.Helper()
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = w.schedule(t, fmt.Sprintf("%s%c", prefix, 'a'+i), scheduling.CreateRequest{Cron: "* * * * *", Timezone: "UTC"})
+	}
+	return ids
 }

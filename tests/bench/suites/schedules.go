@@ -38,11 +38,7 @@ func Schedules() harness.Suite {
 }
 
 func measureSchedules(ctx context.Context, env *harness.Env) (harness.Table, error) {
-	pgBase, pgErr := lookupURL(EnvBenchPostgres, envTestPostgres)
-	histories := []schedHistory{{Label: "SQLite", Kind: "sqlite"}}
-	if pgErr == nil {
-		histories = append(histories, schedHistory{Label: "PostgreSQL", Kind: "postgres"})
-	}
+	histories, pgBase, pgErr := schedHistories()
 	var rows [][]string
 	for _, h := range histories {
 		env.Progress("schedules %s: %d ticks of %d schedules, injected clock", h.Kind, burstSchedules*burstMinutes, burstSchedules)

@@ -36,11 +36,7 @@ func SchedulesScale() harness.Suite {
 
 func measureSchedulesScale(ctx context.Context, env *harness.Env) (harness.Table, error) {
 	n := int(min(max(env.Rows, 1), scaleMaxSchedules))
-	pgBase, pgErr := lookupURL(EnvBenchPostgres, envTestPostgres)
-	histories := []schedHistory{{Label: "SQLite", Kind: "sqlite"}}
-	if pgErr == nil {
-		histories = append(histories, schedHistory{Label: "PostgreSQL", Kind: "postgres"})
-	}
+	histories, pgBase, pgErr := schedHistories()
 	var rows [][]string
 	for _, h := range histories {
 		for _, perTick := range []bool{true, false} {

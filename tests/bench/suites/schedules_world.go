@@ -130,6 +130,17 @@ type schedHistory struct {
 	Kind  string // "sqlite" or "postgres"
 }
 
+// schedHistories are the histories the schedule suites measure on: SQLite, and
+// PostgreSQL when a URL is set (pgBase; else pgErr says why not).
+func schedHistories() (histories []schedHistory, pgBase string, pgErr error) {
+	pgBase, pgErr = lookupURL(EnvBenchPostgres, envTestPostgres)
+	histories = []schedHistory{{Label: "SQLite", Kind: "sqlite"}}
+	if pgErr == nil {
+		histories = append(histories, schedHistory{Label: "PostgreSQL", Kind: "postgres"})
+	}
+	return histories, pgBase, pgErr
+}
+
 // newSchedWorld opens a fresh history of kind (a new SQLite file in the run's directory,
 // or a new PostgreSQL schema of pgBase) and the stack over it, creating due ticks in
 // batches as serve does (perTick: one tick per transaction, the path before batches).
