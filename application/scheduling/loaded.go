@@ -2,6 +2,7 @@ package scheduling
 
 import (
 	"context"
+	"maps"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,6 +22,9 @@ type loadedSchedules struct {
 	stamp string
 	epoch int64
 	at    time.Time // when list was read
+	// notBefore is when a schedule of list is due next, as the last full pass saw it: a
+	// pass before then skips it (an in-memory due-time index).
+	notBefore map[*Schedule]time.Time
 	// stale is apart from mu, so announcing a change never waits for a read under way.
 	stale atomic.Bool
 }
@@ -56,20 +60,40 @@ func (s *Service) schedules(ctx context.Context, epoch int64) ([]*Schedule, erro
 		c.stale.Store(true)
 		return nil, err
 	}
-	c.list, c.stamp, c.epoch, c.at = list, stamp, epoch, now
+	c.list, c.stamp, c.epoch, c.at, c.notBefore = list, stamp, epoch, now, nil
 	s.deps.Log.DebugContext(ctx, "schedules loaded", "schedules", len(list), "epoch", epoch)
 	return list, nil
 }
 
-// advanced records that a pass recorded every due tick of the plans' schedules: the
-// copy's LastTick follows, as a read would show it. After a pass that left ticks over
-// the copy is stale and read again instead.
-func (s *Service) advanced(plans map[*Schedule]time.Time) {
+// pass is what a pass left a schedule at: every due tick up to last recorded, the
+// next one due at next.
+type pass struct{ last, next time.Time }
+
+// advanced records that a pass recorded every due tick of the schedules it planned: the
+// copy's LastTick follows, as a read would show it, and each is not looked at again
+// before its next instant. After a pass that left ticks over the copy is stale and
+// read again instead.
+func (s *Service) advanced(passes map[*Schedule]pass) {
 	s.loaded.mu.Lock()
 	defer s.loaded.mu.Unlock()
-	for sc, last := range plans {
-		if last.After(sc.LastTick) {
-			sc.LastTick = last
+	if s.loaded.notBefore == nil {
+		s.loaded.notBefore = make(map[*Schedule]time.Time, len(passes))
+	}
+	for sc, p := range passes {
+		if p.last.After(sc.LastTick) {
+			sc.LastTick = p.last
+		}
+		if p.next.IsZero() {
+			delete(s.loaded.notBefore, sc)
+		} else {
+			s.loaded.notBefore[sc] = p.next
 		}
 	}
+}
+
+// notBefore is a copy of the due-time index of the loaded schedules.
+func (s *Service) notBefore() map[*Schedule]time.Time {
+	s.loaded.mu.Lock()
+	defer s.loaded.mu.Unlock()
+	return maps.Clone(s.loaded.notBefore)
 }

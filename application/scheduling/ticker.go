@@ -32,7 +32,7 @@ func (s *Service) Pass(ctx context.Context, epoch int64) (time.Time, error) {
 	if err != nil {
 		return time.Time{}, err
 	}
-	next, err := s.pass(ctx, list, epoch)
+	next, err := s.passOver(ctx, list, epoch)
 	if err != nil {
 		s.leftOver()
 		return time.Time{}, err
@@ -40,30 +40,32 @@ func (s *Service) Pass(ctx context.Context, epoch int64) (time.Time, error) {
 	return next, nil
 }
 
-// pass is Pass over the loaded schedules.
-func (s *Service) pass(ctx context.Context, list []*Schedule, epoch int64) (time.Time, error) {
+// passOver is Pass over the loaded schedules.
+func (s *Service) passOver(ctx context.Context, list []*Schedule, epoch int64) (time.Time, error) {
 	now := s.deps.Clock()
 	var (
 		next    time.Time
 		skipped []Tick
 		notes   []skipNote
 		creates [][]due
-		lasts   = map[*Schedule]time.Time{}
+		lasts   = map[*Schedule]pass{}
 	)
+	notBefore := s.notBefore()
 	for _, sc := range list {
-		p, err := s.plan(ctx, sc, epoch, now)
-		if err != nil {
-			s.deps.Log.ErrorContext(ctx, "schedule tick failed; it is retried on the next pass",
-				"schedule_id", sc.ID, "error", err.Error())
-			s.leftOver()
+		if nb, ok := notBefore[sc]; ok && now.Before(nb) {
+			// Nothing of it is due yet: no cron to parse, no ticks to work out.
+			next = earliest(next, nb)
 			continue
 		}
-		if !p.next.IsZero() && (next.IsZero() || p.next.Before(next)) {
-			next = p.next
+		p, err := s.plan(ctx, sc, epoch, now)
+		if err != nil {
+			// Reading the schedules again would not help: this one is logged every pass.
+			s.deps.Log.ErrorContext(ctx, "schedule tick failed; it is retried on the next pass",
+				"schedule_id", sc.ID, "error", err.Error())
+			continue
 		}
-		if !p.last.IsZero() {
-			lasts[sc] = p.last
-		}
+		next = earliest(next, p.next)
+		lasts[sc] = pass{last: p.last, next: p.next}
 		skipped = append(skipped, p.skipped...)
 		if p.note.listed > 0 || p.note.folded > 0 {
 			notes = append(notes, p.note)
@@ -89,6 +91,14 @@ func (s *Service) pass(ctx context.Context, list []*Schedule, epoch int64) (time
 		s.advanced(lasts)
 	}
 	return next, nil
+}
+
+// earliest is the earlier of two instants, zero standing for none.
+func earliest(a, b time.Time) time.Time {
+	if a.IsZero() || (!b.IsZero() && b.Before(a)) {
+		return b
+	}
+	return a
 }
 
 // retryLater: errors after which ticks must wait (another leader, no history, shutdown).
