@@ -61,7 +61,9 @@ type Store interface {
 	ListSchedules(ctx context.Context) ([]*Schedule, error)
 	// SchedulesStamp is a cheap summary of the schedules that changes when one is added,
 	// deleted, paused or resumed, on any member: the leader reads every schedule again
-	// only when it moved.
+	// only when it moved. (A delete and an add between two looks whose new schedule is
+	// stamped no later than the newest before may go unseen: the change's NOTIFY and the
+	// leader's periodic full read cover that.)
 	SchedulesStamp(ctx context.Context) (string, error)
 	// SetPaused sets the paused flag and returns the schedule as stored.
 	SetPaused(ctx context.Context, id string, paused bool, at time.Time) (*Schedule, error)

@@ -185,6 +185,32 @@ func tickBatchCases() map[string]func(*testing.T, *env) {
 				require.Len(t, ticks, 8)
 			}
 		},
+		"the schedules' stamp moves on add, pause, resume and delete": func(t *testing.T, e *env) {
+			stamp := func() string {
+				t.Helper()
+				st, err := e.s.SchedulesStamp(e.ctx)
+				require.NoError(t, err)
+				return st
+			}
+			last := stamp()
+			moved := func(what string) {
+				t.Helper()
+				st := stamp()
+				require.NotEqual(t, last, st, "%s moves the stamp", what)
+				last = st
+			}
+			sc := e.schedule(t, "orders")
+			moved("add")
+			require.Equal(t, stamp(), stamp(), "a read alone does not")
+			_, err := e.s.SetPaused(e.ctx, sc.ID, true, time.Now().Add(time.Second))
+			require.NoError(t, err)
+			moved("pause")
+			_, err = e.s.SetPaused(e.ctx, sc.ID, false, time.Now().Add(2*time.Second))
+			require.NoError(t, err)
+			moved("resume")
+			require.NoError(t, e.s.DeleteSchedule(e.ctx, sc.ID))
+			moved("delete")
+		},
 		"recorded ticks in a batch are inserted once": func(t *testing.T, e *env) {
 			sc := e.schedule(t, "orders")
 			lease := e.term(t)
