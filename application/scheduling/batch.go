@@ -1,7 +1,9 @@
 package scheduling
 
 import (
+	"cmp"
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -26,7 +28,14 @@ func (s *Service) batchSize() int {
 // jobs packs the schedules' due ticks into jobs of batches. A job's batches are created
 // one after the other by one worker, and every tick of a schedule is in one job, so no
 // two batches in flight hold ticks of one schedule; small schedules share a batch.
+//
+// Schedules are packed by template: the runs of one template share a pipeline key, whose
+// lock a batch holds until it commits, so batches in flight at once mostly hold
+// different keys instead of waiting on each other's.
 func jobs(perSchedule [][]due, size int) [][][]due {
+	slices.SortStableFunc(perSchedule, func(a, b []due) int {
+		return cmp.Compare(a[0].sc.TemplateID, b[0].sc.TemplateID)
+	})
 	var out [][][]due
 	var cur []due
 	for _, ticks := range perSchedule {
