@@ -29,13 +29,16 @@ func (s *Service) batchSize() int {
 // one after the other by one worker, and every tick of a schedule is in one job, so no
 // two batches in flight hold ticks of one schedule; small schedules share a batch.
 //
-// Schedules are packed by template: the runs of one template share a pipeline key, whose
+// Batches are packed by template: the runs of one template share a pipeline key, whose
 // lock a batch holds until it commits, so batches in flight at once mostly hold
-// different keys instead of waiting on each other's.
+// different keys instead of waiting on each other's. One tick at a time keeps the list
+// order, which spreads a template's ticks apart for the same reason.
 func jobs(perSchedule [][]due, size int) [][][]due {
-	slices.SortStableFunc(perSchedule, func(a, b []due) int {
-		return cmp.Compare(a[0].sc.TemplateID, b[0].sc.TemplateID)
-	})
+	if size > 1 {
+		slices.SortStableFunc(perSchedule, func(a, b []due) int {
+			return cmp.Compare(a[0].sc.TemplateID, b[0].sc.TemplateID)
+		})
+	}
 	var out [][][]due
 	var cur []due
 	for _, ticks := range perSchedule {
