@@ -56,8 +56,9 @@ func startScheduler(lc fx.Lifecycle, s *serveSettings, id identity, st *store.St
 	})
 }
 
-// passWorkers is how many schedules a tick pass handles at once: several on PostgreSQL,
-// where each tick's transaction waits mostly on its commit; one on SQLite's one writer.
+// passWorkers is how many batches of ticks a pass has in flight at once: several on
+// PostgreSQL, where each batch's transaction waits mostly on its commit; one on SQLite's
+// one writer.
 func passWorkers(st *store.Store) int {
 	if st.Dialect() == store.DialectPostgres {
 		return 8

@@ -60,9 +60,10 @@ type Config struct {
 	// RequireApproval is --require-approval run: a backfill becomes one change request
 	// and approval creates its windows (SPEC §9.5).
 	RequireApproval bool
-	// PassWorkers is how many schedules a tick pass handles at once (≤ 1: one at a
-	// time). More than one pays on a history that takes concurrent writers (PostgreSQL);
-	// SQLite has one writer, so there it only adds waiting.
+	// PassWorkers is how many batches of ticks (without Deps.Ticks: schedules) a tick
+	// pass has in flight at once (≤ 1: one at a time). More than one pays on a history
+	// that takes concurrent writers (PostgreSQL); SQLite has one writer, so there it only
+	// adds waiting.
 	PassWorkers int
 	// TickBatch is how many due ticks one transaction creates (≤ 0: runs.MaxTickBatch,
 	// which also bounds it).
