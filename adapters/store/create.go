@@ -61,26 +61,34 @@ func (s *Store) Create(ctx context.Context, rec *runs.Record, idem *runs.Idempot
 // other (each sees the runs the previous one inserted); SQLite's immediate transactions
 // already take the writer lock before the count.
 func (s *Store) admitQueued(ctx context.Context, tx bun.Tx, limit int, inFlightNow func() int) error {
-	if s.d.pipelineLocks {
-		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?)", s.lockKey("queue")); err != nil {
-			return err
-		}
-	}
-	// In flight is read before the count: a run admitted at once that returns between the
-	// two committed before the count began, so it is in the count (on PostgreSQL those
-	// inserts do not take the queue lock, so reading after the count could miss one).
-	inFlight := 0
-	if inFlightNow != nil {
-		inFlight = inFlightNow()
-	}
-	var n int
-	if err := tx.NewRaw("SELECT count(*) FROM sluice_runs WHERE status IN ('pending', 'queued')").Scan(ctx, &n); err != nil {
+	n, inFlight, err := s.countQueue(ctx, tx, inFlightNow)
+	if err != nil {
 		return err
 	}
 	if n+inFlight >= limit {
 		return runs.QueueFull(n, inFlight, limit)
 	}
 	return nil
+}
+
+// countQueue counts the pending and queued runs, and the runs admitted at once that may
+// not be stored yet (inFlightNow), under the queue lock on PostgreSQL.
+func (s *Store) countQueue(ctx context.Context, tx bun.Tx, inFlightNow func() int) (n, inFlight int, err error) {
+	if s.d.pipelineLocks {
+		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?)", s.lockKey("queue")); err != nil {
+			return 0, 0, err
+		}
+	}
+	// In flight is read before the count: a run admitted at once that returns between the
+	// two committed before the count began, so it is in the count (on PostgreSQL those
+	// inserts do not take the queue lock, so reading after the count could miss one).
+	if inFlightNow != nil {
+		inFlight = inFlightNow()
+	}
+	if err := tx.NewRaw("SELECT count(*) FROM sluice_runs WHERE status IN ('pending', 'queued')").Scan(ctx, &n); err != nil {
+		return 0, 0, err
+	}
+	return n, inFlight, nil
 }
 
 // createStatus checks the status a new run may be stored with ("" is pending) and fills

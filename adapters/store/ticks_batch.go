@@ -70,7 +70,12 @@ func (s *Store) CreateTicks(ctx context.Context, batch []runs.TickCreate) ([]run
 	var out []runs.CreateResult
 	err := s.runInTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		out = make([]runs.CreateResult, len(batch)) // afresh when the transaction is retried
-		// The keys' locks first (as every admission decision), then the term row.
+		// The queue's lock (as Create takes it, before any key's), the keys' locks (as
+		// every admission decision), then the term row.
+		var queue tickState
+		if err := s.readQueue(ctx, tx, batch, &queue); err != nil {
+			return err
+		}
 		if err := s.lockPipelines(ctx, tx, batch); err != nil {
 			return err
 		}
@@ -81,6 +86,7 @@ func (s *Store) CreateTicks(ctx context.Context, batch []runs.TickCreate) ([]run
 		if err != nil {
 			return err
 		}
+		st.queued, st.inFlight = queue.queued, queue.inFlight
 		w := &tickWriter{s: s}
 		for i, tc := range batch {
 			if out[i], err = s.decideTick(ctx, tx, st, w, tc, statuses[i]); err != nil {
@@ -121,8 +127,14 @@ func (s *Store) decideTick(ctx context.Context, tx bun.Tx, st *tickState, w *tic
 		status = string(run.Queued)
 	}
 	rk := runKey{rec.Tenant, rec.Name, rec.RunKey}
+	other, replay := st.runs[rk]
+	replay = replay && rec.RunKey != ""
+	if !replay && rec.QueueLimit > 0 && st.queued >= rec.QueueLimit {
+		// As Create decides with its insert: the count includes the batch's earlier runs.
+		return runs.CreateResult{Refused: runs.QueueFull(st.queued-st.inFlight, st.inFlight, rec.QueueLimit)}, nil
+	}
 	var res runs.CreateResult
-	if other, ok := st.runs[rk]; ok && rec.RunKey != "" {
+	if replay {
 		// The run key, unique per (schedule, instant), names a run already — one created
 		// before the schedule's tick rows were kept with their runs: the tick points at it.
 		res = other
@@ -146,6 +158,9 @@ func (s *Store) decideTick(ctx context.Context, tx bun.Tx, st *tickState, w *tic
 	outcome = schedule.OutcomeCreated
 	if res.Status == string(run.Queued) {
 		outcome = schedule.OutcomeQueued
+	}
+	if res.Created && rec.QueueLimit > 0 {
+		st.queued++ // a run admitted at once is in inFlight already
 	}
 	if res.Created {
 		st.busy[bk] = true
@@ -185,6 +200,31 @@ type tickState struct {
 	ticks map[tickKey]runs.CreateResult // recorded ticks, as their replay answers
 	runs  map[runKey]runs.CreateResult  // runs by run key
 	busy  map[busyKey]bool              // schedules with queued or active runs
+	// queued is the pending and queued runs plus inFlight (runs admitted at once, maybe
+	// not stored yet) when a record of the batch has a QueueLimit (see readQueue).
+	queued, inFlight int
+}
+
+// readQueue counts the queue as admitQueued does, once for the batch, when a record of it
+// leaves admission to the store (Record.QueueLimit).
+func (s *Store) readQueue(ctx context.Context, tx bun.Tx, batch []runs.TickCreate, st *tickState) error {
+	var limited *runs.Record
+	for _, tc := range batch {
+		if tc.Rec.QueueLimit > 0 {
+			limited = tc.Rec
+			break
+		}
+	}
+	if limited == nil {
+		return nil
+	}
+	n, inFlight, err := s.countQueue(ctx, tx, limited.QueueInFlight)
+	if err != nil {
+		return err
+	}
+	st.inFlight = inFlight
+	st.queued = n + st.inFlight
+	return nil
 }
 
 // readTickState reads the batch's recorded ticks, the runs its run keys name and which of

@@ -37,7 +37,8 @@ type Store interface {
 	// deadlock), checks the term once (a moved-on term is run.ErrLeaseLost and stores
 	// nothing of the batch), then per tick answers an existing tick as a replay, decides
 	// overlap (an earlier tick of the batch that created a run makes its schedule busy for
-	// the later ones), stores the run and records the tick. res[i] answers batch[i]; a
+	// the later ones), refuses a run past its record's QueueLimit as Create does (in
+	// res[i].Refused), stores the run and records the tick. res[i] answers batch[i]; a
 	// created batch[i].Rec gets the status it was stored with.
 	CreateTicks(ctx context.Context, batch []TickCreate) (res []CreateResult, err error)
 	Get(ctx context.Context, id string) (*Record, error)
@@ -98,6 +99,10 @@ type CreateResult struct {
 	RunDeleted bool
 	// Skipped is the reason CreateTick recorded its tick skipped; "" otherwise.
 	Skipped string
+	// Refused is why CreateTicks stored neither this tick nor its run: ErrQueueFull when
+	// the record's QueueLimit was reached (counted with the batch's earlier runs). The
+	// tick stays due; nil otherwise.
+	Refused error
 }
 
 // CallbackInput is what a callback payload is built from; the store reads it inside the

@@ -71,6 +71,10 @@ func (s *Service) SubmitTicks(ctx context.Context, reqs []SubmitRequest) (res []
 	}
 	for j, cr := range created {
 		i := at[j]
+		if cr.Refused != nil {
+			errs[i] = cr.Refused
+			continue
+		}
 		res[i], errs[i] = s.stored(ctxs[i], builds[i], cr)
 	}
 	return res, errs, nil

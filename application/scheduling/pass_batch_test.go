@@ -11,6 +11,7 @@ import (
 
 	"github.com/sluicehq/sluice/application/runs"
 	"github.com/sluicehq/sluice/application/scheduling"
+	"github.com/sluicehq/sluice/application/templates"
 	"github.com/sluicehq/sluice/domain/run"
 	"github.com/sluicehq/sluice/domain/schedule"
 )
@@ -185,4 +186,36 @@ func (w *world) perMinute(t *testing.T, prefix string, n int) []string {
 		ids[i] = w.schedule(t, fmt.Sprintf("%s%c", prefix, 'a'+i), scheduling.CreateRequest{Cron: "* * * * *", Timezone: "UTC"})
 	}
 	return ids
+}
+
+// A burst beyond --max-queued-runs: the funnel refuses the surplus ticks inside their
+// batch and they are recorded skipped with the reason, while the rest of the batch is
+// created (README: raise the flag above the schedules due at once).
+func TestBatchRecordsTicksTheQueueLimitRefuses(t *testing.T) {
+	t.Parallel()
+	w := sqliteWorld(t)
+	w.clock.set(time.Date(2026, 4, 2, 12, 0, 30, 0, time.UTC))
+	ids := w.perMinute(t, "full", 4)
+	rs := runs.New(runs.Deps{Store: w.st, Loader: w.load, Clock: w.clock}, runs.Config{MaxQueued: 2})
+	tpl := templates.New(templates.Deps{Store: w.st, Runs: rs, Loader: w.load, Clock: w.clock.Now})
+	b := &batches{TickSubmitter: rs}
+	svc := scheduling.New(scheduling.Deps{Store: w.st, Templates: tpl, Ticks: b, Clock: w.clock.Now}, scheduling.Config{})
+	w.clock.set(time.Date(2026, 4, 2, 12, 1, 30, 0, time.UTC))
+	_, err := svc.Pass(w.ctx, w.epoch)
+	require.NoError(t, err)
+	require.Equal(t, []int{4}, b.took(), "one batch")
+	created, refused := 0, 0
+	for _, id := range ids {
+		got := w.ticks(t, id)
+		require.Len(t, got, 1, id)
+		switch got[0].status {
+		case schedule.OutcomeCreated:
+			created++
+		case schedule.OutcomeSkipped:
+			require.Contains(t, got[0].reason, "queue", id)
+			refused++
+		}
+	}
+	require.Equal(t, 2, created, "up to the limit")
+	require.Equal(t, 2, refused, "the surplus is recorded skipped")
 }

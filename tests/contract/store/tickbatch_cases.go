@@ -211,6 +211,29 @@ func tickBatchCases() map[string]func(*testing.T, *env) {
 			require.NoError(t, e.s.DeleteSchedule(e.ctx, sc.ID))
 			moved("delete")
 		},
+		"a batch refuses runs past their queue limit, counting its own": func(t *testing.T, e *env) {
+			e.create(t, rec("manual")) // one pending run already
+			var batch []runs.TickCreate
+			lease := e.term(t)
+			at := time.Date(2026, 3, 8, 7, 0, 0, 0, time.UTC)
+			for _, tpl := range []string{"q-a", "q-b", "q-c"} {
+				sc := e.schedule(t, tpl)
+				r := tickRec(tpl, sc, at)
+				r.QueueLimit = 3
+				batch = append(batch, runs.TickCreate{Rec: r, Tick: runs.Tick{ScheduleID: sc.ID, Instant: at, Overlap: schedule.OverlapSkip, Epoch: lease.Epoch()}})
+			}
+			res, err := e.s.CreateTicks(e.ctx, batch)
+			require.NoError(t, err)
+			require.True(t, res[0].Created)
+			require.True(t, res[1].Created, "1 + 1 of the batch < 3")
+			require.ErrorIs(t, res[2].Refused, runs.ErrQueueFull, "1 + 2 of the batch reach 3")
+			require.False(t, res[2].Created)
+			_, err = e.s.Get(e.ctx, batch[2].Rec.ID)
+			require.ErrorIs(t, err, run.ErrNotFound)
+			ticks, err := e.s.ListTicks(e.ctx, batch[2].Tick.ScheduleID, time.Time{}, 10)
+			require.NoError(t, err)
+			require.Empty(t, ticks, "a refused tick stays due")
+		},
 		"recorded ticks in a batch are inserted once": func(t *testing.T, e *env) {
 			sc := e.schedule(t, "orders")
 			lease := e.term(t)
