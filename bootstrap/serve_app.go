@@ -236,7 +236,9 @@ func provideMember(s *serveSettings, p *process, id identity, log memberLog, st 
 		// them whole, with a warning in the run's log.
 		Sharding: s.Cluster,
 	}, withVault(s, st, cluster.Deps{
-		Store:         st,
+		Store: st,
+		// Runs that end at about the same time share one finish transaction.
+		Finishes:      st,
 		Outbox:        st,
 		Deliverer:     w,
 		Purger:        st,

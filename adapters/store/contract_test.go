@@ -40,6 +40,6 @@ func TestStoreContract_PostgresSimpleProtocol(t *testing.T) {
 		NewURL:         func(t *testing.T) string { return testdb.Postgres(t) },
 		Shared:         true,
 		SimpleProtocol: true,
-		Groups:         []string{"lease", "retries", "oracle", "reclaim", "shards", "pools", "admission", "callbacks"},
+		Groups:         []string{"lease", "finish batches", "retries", "oracle", "reclaim", "shards", "pools", "admission", "callbacks"},
 	})
 }

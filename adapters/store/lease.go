@@ -80,57 +80,90 @@ func leaseLost(ref cluster.Ref) error { return runLeases().lost(ref) }
 // status UPDATE — by every line, which is right unless the lines reach a cap, the rare
 // case corrected afterwards.
 func (s *Store) Finish(ctx context.Context, owner string, ref cluster.Ref, o cluster.Outcome, build runs.CallbackBuilder) error {
+	f, err := prepareFinish(ref, o)
+	if err != nil {
+		return err
+	}
+	return s.finishAlone(ctx, owner, f, build)
+}
+
+// finishAlone runs one prepared finish in its own transaction.
+func (s *Store) finishAlone(ctx context.Context, owner string, f preparedFinish, build runs.CallbackBuilder) error {
+	err := s.runInTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		if err := s.lockOutcomePipeline(ctx, tx, f.ref, f.o); err != nil {
+			return err
+		}
+		return s.finishInTx(ctx, tx, owner, f, build)
+	})
+	return translate("finish run "+f.ref.ID, err)
+}
+
+// preparedFinish is a finish checked and with its log rows encoded: what finishInTx
+// needs, computed before any transaction begins.
+type preparedFinish struct {
+	ref      cluster.Ref
+	o        cluster.Outcome
+	logRows  []logRow
+	addLines int
+	addBytes int64
+	index    int // the finish's place in its batch (FinishBatch)
+}
+
+// prepareFinish checks what the domain allows a finish to say and encodes its lines.
+func prepareFinish(ref cluster.Ref, o cluster.Outcome) (preparedFinish, error) {
 	to := run.Status(o.Status)
 	if !to.Terminal() {
-		return &run.TransitionError{From: run.Running, To: to}
+		return preparedFinish{}, &run.TransitionError{From: run.Running, To: to}
 	}
 	if o.Retry && to != run.Failed {
-		return fmt.Errorf("finish run %s: only a failed attempt is retried, not a %s one", ref.ID, to)
+		return preparedFinish{}, fmt.Errorf("finish run %s: only a failed attempt is retried, not a %s one", ref.ID, to)
 	}
 	logRows, err := prepareLogs(o.Logs)
 	if err != nil {
-		return fmt.Errorf("finish run %s: %w", ref.ID, err)
+		return preparedFinish{}, fmt.Errorf("finish run %s: %w", ref.ID, err)
 	}
 	addLines, addBytes := logTotals(logRows)
-	err = s.runInTx(ctx, func(ctx context.Context, tx bun.Tx) error {
-		if err := s.lockOutcomePipeline(ctx, tx, ref, o); err != nil {
-			return err
+	return preparedFinish{ref: ref, o: o, logRows: logRows, addLines: addLines, addBytes: addBytes}, nil
+}
+
+// finishInTx writes one finish inside tx, whose caller took the run's pipeline-key lock
+// (lockOutcomePipeline). A failed fence is run.ErrLeaseLost and has written nothing, so
+// a batch's transaction may go on with its other finishes.
+func (s *Store) finishInTx(ctx context.Context, tx bun.Tx, owner string, f preparedFinish, build runs.CallbackBuilder) error {
+	ref, o, logRows := f.ref, f.o, f.logRows
+	// The key's oldest queued run comes back with the row: with none (the common
+	// case) promotion has nothing to do and costs no statement. The key's shared lock,
+	// taken above, keeps a queued run from appearing unseen (see promote).
+	query, args := s.finishStatement(owner, ref, o, logRows, f.addLines, f.addBytes)
+	var rows []finishRow
+	err := s.scanPrepared(ctx, tx, true, &rows, query, args...)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	if len(rows) == 0 {
+		return leaseLost(ref)
+	}
+	rec, err := rows[0].record()
+	if err != nil {
+		return err
+	}
+	if len(logRows) > 0 && !rec.LogTruncated && !rows[0].LogsWritten {
+		if err := finishLogs(ctx, tx, rec, logRows, f.addLines, f.addBytes); err != nil {
+			return fmt.Errorf("write the run's last log lines: %w", err)
 		}
-		// The key's oldest queued run comes back with the row: with none (the common
-		// case) promotion has nothing to do and costs no statement. The key's shared lock,
-		// taken above, keeps a queued run from appearing unseen (see promote).
-		query, args := s.finishStatement(owner, ref, o, logRows, addLines, addBytes)
-		var rows []finishRow
-		err := s.scanPrepared(ctx, tx, true, &rows, query, args...)
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return err
-		}
-		if len(rows) == 0 {
-			return leaseLost(ref)
-		}
-		rec, err := rows[0].record()
-		if err != nil {
-			return err
-		}
-		if len(logRows) > 0 && !rec.LogTruncated && !rows[0].LogsWritten {
-			if err := finishLogs(ctx, tx, rec, logRows, addLines, addBytes); err != nil {
-				return fmt.Errorf("write the run's last log lines: %w", err)
-			}
-		}
-		if rec.Status == string(run.Pending) {
-			// Retried: the run keeps its key, its sealed secrets and its callback. Nobody
-			// is woken: it is not claimable before its delay (see NextDue).
-			return nil
-		}
-		if err := s.terminalWrites(ctx, tx, rec, build); err != nil {
-			return err
-		}
-		if rows[0].QueuedID == "" {
-			return nil
-		}
-		return s.promote(ctx, tx, rec.Tenant, rec.Name)
-	})
-	return translate("finish run "+ref.ID, err)
+	}
+	if rec.Status == string(run.Pending) {
+		// Retried: the run keeps its key, its sealed secrets and its callback. Nobody
+		// is woken: it is not claimable before its delay (see NextDue).
+		return nil
+	}
+	if err := s.terminalWrites(ctx, tx, rec, build); err != nil {
+		return err
+	}
+	if rows[0].QueuedID == "" {
+		return nil
+	}
+	return s.promote(ctx, tx, rec.Tenant, rec.Name)
 }
 
 // finishRow is the row Finish's statement returns: the run, its key's oldest queued run

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -68,6 +69,9 @@ SELECT substr(h, 1, 8) || '-' || substr(h, 9, 4) || '-7000-8000-' || lpad(to_hex
   CASE WHEN i % 100 = 7 THEN 'failed' ELSE 'completed' END, 'api', '2026-01-01', i, 3, 'x', i * 1000, i
 FROM generate_series(1, ?) AS i, lpad(to_hex(i * 1000), 12, '0') AS h`, planRows)
 	require.NoError(t, err)
+	_, err = db.ExecContext(ctx, `INSERT INTO sluice_run_labels (run_id, key, value)
+SELECT id, 'team', 'team-' || (created_at / 1000 % 20) FROM sluice_runs`)
+	require.NoError(t, err)
 	_, err = db.ExecContext(ctx, `INSERT INTO sluice_schedules (id, template_id, cron, timezone, overlap_policy,
   params, labels, created_by, created_at, updated_at)
 SELECT 's' || i, 'tpl', '* * * * *', 'UTC', 'skip', '{}', '{}', 'admin', 0, 0 FROM generate_series(1, 100) AS i`)
@@ -75,7 +79,7 @@ SELECT 's' || i, 'tpl', '* * * * *', 'UTC', 'skip', '{}', '{}', 'admin', 0, 0 FR
 	_, err = db.ExecContext(ctx, `INSERT INTO sluice_schedule_ticks (schedule_id, instant, status, epoch, created_at)
 SELECT 's' || (i % 100 + 1), i, 'created', 1, i FROM generate_series(1, ?) AS i`, planRows)
 	require.NoError(t, err)
-	for _, table := range []string{"sluice_runs", "sluice_schedule_ticks"} {
+	for _, table := range []string{"sluice_runs", "sluice_run_labels", "sluice_schedule_ticks"} {
 		_, err = db.ExecContext(ctx, "ANALYZE "+table)
 		require.NoError(t, err)
 	}
@@ -91,11 +95,13 @@ SELECT 's' || (i % 100 + 1), i, 'created', 1, i FROM generate_series(1, ?) AS i`
 	}{
 		{runs.Filter{Tenant: "t7", Status: []string{"failed"}}, "sluice_runs_tenant_status"},
 		{runs.Filter{Tenant: "t7", Name: "p7"}, "sluice_runs_tenant_name"},
+		{runs.Filter{Tenant: "t7", TenantSet: true}, "sluice_runs_tenant_id"},
+		{runs.Filter{Labels: map[string]string{"team": "team-3"}}, "sluice_run_labels_kv_run"},
+		{runs.Filter{Labels: map[string]string{"team": "no-such-team"}}, "sluice_run_labels_kv_run"},
 	}
 	for _, c := range cases {
-		page, err := s.List(ctx, c.filter)
+		_, err := s.List(ctx, c.filter)
 		require.NoError(t, err)
-		require.NotEmpty(t, page)
 		plan := explain(hook.last(t, "SELECT"))
 		require.Contains(t, plan, c.index, "%+v:\n%s", c.filter, plan)
 	}
@@ -120,4 +126,58 @@ SELECT 's' || (i % 100 + 1), i, 'created', 1, i FROM generate_series(1, ?) AS i`
 	require.NotContains(t, plan, "Seq Scan on sluice_schedule_ticks t", plan)
 	plan = explain(hook.last(t, "DELETE FROM sluice_runs "))
 	require.Contains(t, plan, "sluice_runs_finished", plan)
+}
+
+// TestSQLitePlansUseTheScaleIndexes checks the SQLite plans of the list filters a
+// tenant and a label make: each is a backward walk of an index that also orders by id,
+// with no sort of every matching run (a "TEMP B-TREE FOR ORDER BY").
+func TestSQLitePlansUseTheScaleIndexes(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	hook := &captured{}
+	s, err := store.Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "plans.db"), store.Options{QueryHook: hook})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	require.NoError(t, s.Migrate(ctx))
+	db := s.DB()
+	_, err = db.ExecContext(ctx, `WITH RECURSIVE g(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM g WHERE i < ?)
+INSERT INTO sluice_runs (id, name, tenant, pool, status, trigger_kind, run_date, logical_at, max_attempts, config,
+  created_at, finished_at)
+SELECT printf('%08x-%04x-7000-8000-%012x', i * 1000 / 65536, i * 1000 % 65536, i), 'p' || (i % 20), 't' || (i % 50),
+  'default', CASE WHEN i % 100 = 7 THEN 'failed' ELSE 'completed' END, 'api', '2026-01-01', i, 3, 'x', i * 1000, i
+FROM g`, planRows/10)
+	require.NoError(t, err)
+	_, err = db.ExecContext(ctx, `INSERT INTO sluice_run_labels (run_id, key, value)
+SELECT id, 'team', 'team-' || (created_at / 1000 % 20) FROM sluice_runs`)
+	require.NoError(t, err)
+	_, err = db.ExecContext(ctx, "ANALYZE")
+	require.NoError(t, err)
+
+	cases := []struct {
+		filter runs.Filter
+		index  string
+	}{
+		{runs.Filter{Tenant: "t7", TenantSet: true}, "sluice_runs_tenant_id"},
+		{runs.Filter{Name: "p7"}, "sluice_runs_name_id"},
+		{runs.Filter{Tenant: "t7", Name: "p7"}, "sluice_runs_tenant_name"},
+		{runs.Filter{Tenant: "t7", Status: []string{"failed"}}, "sluice_runs_tenant_status"},
+		{runs.Filter{Labels: map[string]string{"team": "team-3"}}, "sluice_run_labels_kv_run"},
+	}
+	for _, c := range cases {
+		page, err := s.List(ctx, c.filter)
+		require.NoError(t, err)
+		require.NotEmpty(t, page)
+		var rows []struct {
+			ID, Parent, Unused int
+			Detail             string
+		}
+		require.NoError(t, db.NewRaw("EXPLAIN QUERY PLAN "+hook.last(t, "SELECT")).Scan(ctx, &rows))
+		var plan []string
+		for _, r := range rows {
+			plan = append(plan, r.Detail)
+		}
+		text := strings.Join(plan, "\n")
+		require.Contains(t, text, c.index, "%+v:\n%s", c.filter, text)
+		require.NotContains(t, text, "TEMP B-TREE", "%+v:\n%s", c.filter, text)
+	}
 }

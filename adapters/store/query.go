@@ -59,22 +59,33 @@ func (s *Store) List(ctx context.Context, f runs.Filter) ([]*runs.Record, error)
 		where = append(where, cond)
 		args = append(args, a...)
 	}
+	// One label (the common case) drives the list: its (key, value, run_id) index yields
+	// the labelled runs newest first, so a page stops after LIMIT of them; the filters
+	// below then name the runs' columns as r.*, and id bounds go on l.run_id where that
+	// index can use them. Several labels keep labelFilter's one subquery.
+	from, col, idCol := "sluice_runs", "", "id"
+	if len(f.Labels) == 1 {
+		from, col, idCol = "sluice_run_labels l JOIN sluice_runs r ON r.id = l.run_id", "r.", "l.run_id"
+		for k, v := range f.Labels {
+			add("l.key = ? AND l.value = ?", k, v)
+		}
+	}
 	if len(f.Status) > 0 {
-		add("status IN (?)", bun.In(f.Status))
+		add(col+"status IN (?)", bun.In(f.Status))
 	}
 	if f.Name != "" {
-		add("name = ?", f.Name)
+		add(col+"name = ?", f.Name)
 	}
 	if f.Pool != "" {
-		add("pool = ?", f.Pool)
+		add(col+"pool = ?", f.Pool)
 	}
 	if f.Tenant != "" || f.TenantSet {
-		add("tenant = ?", f.Tenant)
+		add(col+"tenant = ?", f.Tenant)
 	}
 	if f.RunKey != "" {
-		add("run_key = ?", f.RunKey)
+		add(col+"run_key = ?", f.RunKey)
 	}
-	if len(f.Labels) > 0 {
+	if len(f.Labels) > 1 {
 		cond, a := labelFilter(f.Labels)
 		add(cond, a...)
 	}
@@ -82,24 +93,24 @@ func (s *Store) List(ctx context.Context, f runs.Filter) ([]*runs.Record, error)
 	// or up to IDLead after it), so the list walks that range of the primary key instead
 	// of filtering every newer run; created_at still decides, so the page is exact.
 	if !f.Since.IsZero() {
-		add("id >= ? AND created_at >= ?", idFloor(f.Since.UnixMilli()), f.Since.UnixMilli())
+		add(idCol+" >= ? AND "+col+"created_at >= ?", idFloor(f.Since.UnixMilli()), f.Since.UnixMilli())
 	}
 	if !f.Until.IsZero() {
-		add("id < ? AND created_at < ?", idFloor(f.Until.UnixMilli()+runs.IDLead.Milliseconds()), f.Until.UnixMilli())
+		add(idCol+" < ? AND "+col+"created_at < ?", idFloor(f.Until.UnixMilli()+runs.IDLead.Milliseconds()), f.Until.UnixMilli())
 	}
 	if f.After != "" {
-		add("id < ?", f.After)
+		add(idCol+" < ?", f.After)
 	}
 	limit := f.Limit
 	if limit <= 0 {
 		limit = DefaultListLimit
 	}
 	limit = min(limit, MaxListLimit)
-	q := "SELECT " + runCols("") + " FROM sluice_runs"
+	q := "SELECT " + runCols(col) + " FROM " + from
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
-	q += " ORDER BY id DESC LIMIT ?"
+	q += " ORDER BY " + idCol + " DESC LIMIT ?"
 	args = append(args, limit)
 	var rows []runRow
 	if err := s.db.NewRaw(q, args...).Scan(ctx, &rows); err != nil && !errors.Is(err, sql.ErrNoRows) {

@@ -19,6 +19,11 @@ type Events struct {
 	// is true for the pass it woke for at the earliest lease expiry it had read, false
 	// for the pass of a renewal tick.
 	ReclaimPass func(atExpiry bool)
+	// FinishQueued: a finish found every finish transaction busy and joined the queue;
+	// queued is the queue's length with it.
+	FinishQueued func(queued int)
+	// FinishBatch: one finish transaction of n runs ended, before their workers hear.
+	FinishBatch func(n int)
 }
 
 func (e Events) claimPass() {
@@ -42,5 +47,17 @@ func (e Events) reclaimPass(atExpiry bool) {
 func (e Events) outageCheck() {
 	if e.OutageCheck != nil {
 		e.OutageCheck()
+	}
+}
+
+func (e Events) finishQueued(queued int) {
+	if e.FinishQueued != nil {
+		e.FinishQueued(queued)
+	}
+}
+
+func (e Events) finishBatch(n int) {
+	if e.FinishBatch != nil {
+		e.FinishBatch(n)
 	}
 }

@@ -78,12 +78,18 @@ type Config struct {
 	// member has served for this long fail with pool_unavailable (SPEC §5.5). 0 = wait
 	// forever. It needs Deps.PoolTimeouts.
 	PoolWaitTimeout time.Duration
+	// FinishTxns is how many finish transactions may be in flight with Deps.Finishes;
+	// 0 = DefaultFinishTxns.
+	FinishTxns int
 }
 
 // Deps are the ports a member drives. Outbox+Deliverer and Purger are optional: without
 // them the callback sender or the purge loop does not run.
 type Deps struct {
-	Store     Store
+	Store Store
+	// Finishes, when set, ends runs in batches (a group commit, see finishGroup); nil
+	// ends each run in its own transaction (Store.Finish).
+	Finishes  FinishBatcher
 	Outbox    OutboxStore
 	Deliverer Deliverer
 	Purger    Purger
@@ -184,6 +190,7 @@ type Member struct {
 	cancelRoot context.CancelFunc
 	loops      sync.WaitGroup
 	stopOnce   sync.Once
+	finishes   *finishGroup // nil without Deps.Finishes
 }
 
 // New checks cfg and deps and returns a member that is not started yet.
@@ -245,6 +252,7 @@ func New(cfg Config, deps Deps) (*Member, error) {
 		cancelRoot: cancel,
 	}
 	m.shardsHint.Store(true)
+	m.finishes = m.newFinishGroup()
 	return m, nil
 }
 

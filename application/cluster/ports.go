@@ -115,6 +115,27 @@ type Store interface {
 	Ping(ctx context.Context) error
 }
 
+// Finishing is one finish of a batch: the owned run, the epoch it is held at, and how
+// it ended.
+type Finishing struct {
+	Ref     Ref
+	Outcome Outcome
+}
+
+// FinishBatcher ends several owned runs in one transaction — a group commit: runs that end
+// at about the same time share one BEGIN and one COMMIT (one WAL flush) instead of paying
+// for one each, which is what bounds a member's run throughput on a busy history. The
+// store implements it; a member without it finishes each run alone (Store.Finish).
+type FinishBatcher interface {
+	// FinishBatch does for every item of batch what Store.Finish does for one, all in ONE
+	// transaction, each write still fenced by (owner, epoch). It answers one error per
+	// item, in batch order: nil when the item committed; run.ErrLeaseLost for an item whose
+	// fence failed — it wrote nothing, and the others still commit. When the transaction
+	// fails for another reason, no item is left half written: each is then tried alone,
+	// so one item the history refuses does not fail the others.
+	FinishBatch(ctx context.Context, owner string, batch []Finishing, build runs.CallbackBuilder) []error
+}
+
 // DueStore answers when waiting retries come due. The store implements it.
 type DueStore interface {
 	// NextDue answers how long, by the database clock, until the earliest pending run or

@@ -121,7 +121,13 @@ func (m *Member) finish(e *execution, o Outcome) {
 func (m *Member) finishOnce(ctx context.Context, e *execution, o Outcome) error {
 	if e.shard == nil {
 		o.Tenant, o.Name = e.claim.Tenant, e.claim.Name
-		err := m.deps.Store.Finish(ctx, m.cfg.InstanceID, e.ref, o, m.deps.Callbacks)
+		var err error
+		if m.finishes != nil {
+			// The group's batch is bounded by its own statement timeout.
+			err = m.finishes.finish(Finishing{Ref: e.ref, Outcome: o})
+		} else {
+			err = m.deps.Store.Finish(ctx, m.cfg.InstanceID, e.ref, o, m.deps.Callbacks)
+		}
 		if err == nil && !o.Retry {
 			m.countFinished(e.claim, o)
 			m.runChanged(e.claim.ID)

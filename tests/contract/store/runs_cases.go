@@ -144,6 +144,15 @@ func runsCases() map[string]func(*testing.T, *env) {
 			}
 			require.Equal(t, []string{b.ID, a.ID}, ids(runs.Filter{Labels: map[string]string{"team": "x"}}))
 			require.Equal(t, []string{a.ID}, ids(runs.Filter{Labels: map[string]string{"team": "x", "env": "prod"}}), "labels AND")
+			// One label drives the list through its own index: every other filter still holds.
+			require.Equal(t, []string{b.ID}, ids(runs.Filter{Labels: map[string]string{"team": "x"}, Status: []string{"running"}}))
+			require.Equal(t, []string{a.ID}, ids(runs.Filter{Labels: map[string]string{"team": "x"}, After: b.ID}), "next page")
+			require.Equal(t, []string{b.ID}, ids(runs.Filter{Labels: map[string]string{"team": "x"}, Limit: 1}))
+			require.Equal(t, []string{a.ID}, ids(runs.Filter{Labels: map[string]string{"team": "x"}, Until: base.Add(5 * time.Minute)}))
+			require.Equal(t, []string{b.ID}, ids(runs.Filter{Labels: map[string]string{"team": "x"}, Since: base.Add(5 * time.Minute), Pool: "gpu", RunKey: "k1", Name: "a"}))
+			require.Equal(t, []string{c.ID}, ids(runs.Filter{Labels: map[string]string{"team": "y"}, Tenant: "acme"}))
+			require.Empty(t, ids(runs.Filter{Labels: map[string]string{"team": "y"}, TenantSet: true}), "the label's run is a tenant's")
+			require.Empty(t, ids(runs.Filter{Labels: map[string]string{"team": "z"}}))
 			require.Empty(t, ids(runs.Filter{Labels: map[string]string{"team": "y", "env": "prod"}}))
 			require.Equal(t, []string{c.ID}, ids(runs.Filter{Status: []string{"cancelled"}}))
 			require.Equal(t, []string{c.ID, a.ID}, ids(runs.Filter{Status: []string{"cancelled", "pending"}}), "status IN")

@@ -40,6 +40,7 @@ func Run(t *testing.T, h Harness) {
 		{"runs", runsCases()},
 		{"admission", admissionCases()},
 		{"lease", leaseCases()},
+		{"finish batches", finishBatchCases()},
 		{"retries", retryCases()},
 		{"oracle", oracleCases()},
 		{"reclaim", reclaimCases()},
