@@ -24,6 +24,7 @@ func provideSchedules(s *serveSettings, log *slog.Logger, st *store.Store, tpl *
 		Store:     st,
 		Templates: tpl,
 		Runs:      svc,
+		Ticks:     svc,
 		Sealer:    runsSealer(s),
 		Log:       log,
 		Metrics:   m,
@@ -55,8 +56,9 @@ func startScheduler(lc fx.Lifecycle, s *serveSettings, id identity, st *store.St
 	})
 }
 
-// passWorkers is how many schedules a tick pass handles at once: several on PostgreSQL,
-// where each tick's transaction waits mostly on its commit; one on SQLite's one writer.
+// passWorkers is how many batches of ticks a pass has in flight at once: several on
+// PostgreSQL, where each batch's transaction waits mostly on its commit; one on SQLite's
+// one writer.
 func passWorkers(st *store.Store) int {
 	if st.Dialect() == store.DialectPostgres {
 		return 8

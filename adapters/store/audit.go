@@ -26,6 +26,21 @@ func (s *Store) Audit(ctx context.Context, e runs.AuditEntry) error {
 
 // insertAudit appends e through db, a transaction when the entry belongs to one.
 func insertAudit(ctx context.Context, db bun.IDB, e runs.AuditEntry) error {
+	vals, err := auditValues(e)
+	if err != nil {
+		return err
+	}
+	_, err = db.NewRaw(auditInsert+auditPlaceholders, vals...).Exec(ctx)
+	return err
+}
+
+// auditInsert starts a multi-row INSERT of audit entries; auditValues gives a row's values.
+const (
+	auditInsert       = "INSERT INTO sluice_audit (at, actor, action, run_id, details) VALUES "
+	auditPlaceholders = "(?, ?, ?, ?, ?)"
+)
+
+func auditValues(e runs.AuditEntry) ([]any, error) {
 	at := e.At
 	if at.IsZero() {
 		at = time.Now()
@@ -34,13 +49,11 @@ func insertAudit(ctx context.Context, db bun.IDB, e runs.AuditEntry) error {
 	if len(e.Details) > 0 {
 		b, err := json.Marshal(e.Details)
 		if err != nil {
-			return fmt.Errorf("audit details: %w", err)
+			return nil, fmt.Errorf("audit details: %w", err)
 		}
 		details = string(b)
 	}
-	_, err := db.NewRaw("INSERT INTO sluice_audit (at, actor, action, run_id, details) VALUES (?, ?, ?, ?, ?)",
-		at.UnixMilli(), e.Actor, e.Action, nullIfEmpty(e.RunID), details).Exec(ctx)
-	return err
+	return []any{at.UnixMilli(), e.Actor, e.Action, nullIfEmpty(e.RunID), details}, nil
 }
 
 // ListAudit returns up to limit entries with an id greater than after, oldest first;

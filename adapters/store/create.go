@@ -61,26 +61,34 @@ func (s *Store) Create(ctx context.Context, rec *runs.Record, idem *runs.Idempot
 // other (each sees the runs the previous one inserted); SQLite's immediate transactions
 // already take the writer lock before the count.
 func (s *Store) admitQueued(ctx context.Context, tx bun.Tx, limit int, inFlightNow func() int) error {
-	if s.d.pipelineLocks {
-		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?)", s.lockKey("queue")); err != nil {
-			return err
-		}
-	}
-	// In flight is read before the count: a run admitted at once that returns between the
-	// two committed before the count began, so it is in the count (on PostgreSQL those
-	// inserts do not take the queue lock, so reading after the count could miss one).
-	inFlight := 0
-	if inFlightNow != nil {
-		inFlight = inFlightNow()
-	}
-	var n int
-	if err := tx.NewRaw("SELECT count(*) FROM sluice_runs WHERE status IN ('pending', 'queued')").Scan(ctx, &n); err != nil {
+	n, inFlight, err := s.countQueue(ctx, tx, inFlightNow)
+	if err != nil {
 		return err
 	}
 	if n+inFlight >= limit {
 		return runs.QueueFull(n, inFlight, limit)
 	}
 	return nil
+}
+
+// countQueue counts the pending and queued runs, and the runs admitted at once that may
+// not be stored yet (inFlightNow), under the queue lock on PostgreSQL.
+func (s *Store) countQueue(ctx context.Context, tx bun.Tx, inFlightNow func() int) (n, inFlight int, err error) {
+	if s.d.pipelineLocks {
+		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?)", s.lockKey("queue")); err != nil {
+			return 0, 0, err
+		}
+	}
+	// In flight is read before the count: a run admitted at once that returns between the
+	// two committed before the count began, so it is in the count (on PostgreSQL those
+	// inserts do not take the queue lock, so reading after the count could miss one).
+	if inFlightNow != nil {
+		inFlight = inFlightNow()
+	}
+	if err := tx.NewRaw("SELECT count(*) FROM sluice_runs WHERE status IN ('pending', 'queued')").Scan(ctx, &n); err != nil {
+		return 0, 0, err
+	}
+	return n, inFlight, nil
 }
 
 // createStatus checks the status a new run may be stored with ("" is pending) and fills
@@ -191,12 +199,22 @@ VALUES (?, ?, ?, ?, ?) ON CONFLICT (scope, key) DO NOTHING RETURNING run_id`,
 	return res, false, nil
 }
 
-func (s *Store) insertRun(ctx context.Context, tx bun.Tx, rec *runs.Record, status string) error {
+// runInsert starts a multi-row INSERT of new runs; runValues gives the values of a row.
+const runInsert = `INSERT INTO sluice_runs (id, name, tenant, pool, status, labels, trigger_kind,
+  run_key, run_date, logical_at, serial, max_active, max_attempts, timeout_secs, config, config_sealed, callback,
+  template_id, template_version, shard_count, traceparent, created_at, retry)
+VALUES `
+
+// runPlaceholders is one row of runInsert's VALUES.
+const runPlaceholders = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+
+// runValues are the values of rec's row for runInsert, stored with status.
+func runValues(rec *runs.Record, status string) ([]any, error) {
 	labels := "{}"
 	if len(rec.Labels) > 0 {
 		b, err := json.Marshal(rec.Labels)
 		if err != nil {
-			return fmt.Errorf("labels: %w", err)
+			return nil, fmt.Errorf("labels: %w", err)
 		}
 		labels = string(b)
 	}
@@ -204,43 +222,59 @@ func (s *Store) insertRun(ctx context.Context, tx bun.Tx, rec *runs.Record, stat
 	if rec.Callback != nil {
 		b, err := json.Marshal(rec.Callback)
 		if err != nil {
-			return fmt.Errorf("callback: %w", err)
+			return nil, fmt.Errorf("callback: %w", err)
 		}
 		callback = string(b)
 	}
-	maxAttempts := rec.MaxAttempts
-	if maxAttempts < 1 {
-		maxAttempts = 1
-	}
-	shards := rec.ShardCount
-	if shards < 1 {
-		shards = 1
-	}
 	retry, err := encodeRetry(rec.Retry)
+	if err != nil {
+		return nil, err
+	}
+	return []any{rec.ID, rec.Name, rec.Tenant, rec.Pool, status, labels, rec.TriggerKind,
+		nullIfEmpty(rec.RunKey), rec.RunDate, logicalMS(rec), rec.Serial, max(rec.MaxActive, 1), max(rec.MaxAttempts, 1),
+		nullIfZero(rec.TimeoutSecs), rec.Config, rec.ConfigSealed, callback,
+		nullIfEmpty(rec.TemplateID), nullIfZero(rec.TemplateVersion), max(rec.ShardCount, 1), nullIfEmpty(rec.Traceparent),
+		rec.CreatedAt.UnixMilli(), retry}, nil
+}
+
+// runAudit is the audit entry stored with a new run, naming the status it was stored with.
+func runAudit(rec *runs.Record, status string) runs.AuditEntry {
+	e := *rec.Audit
+	if e.Details != nil {
+		e.Details = maps.Clone(e.Details)
+		e.Details["status"] = status
+	}
+	return e
+}
+
+// labelRows appends rec's label rows, in key order, to a multi-row INSERT of sluice_run_labels.
+func labelRows(b *strings.Builder, args []any, rec *runs.Record) []any {
+	for _, k := range slices.Sorted(maps.Keys(rec.Labels)) {
+		if len(args) > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("(?, ?, ?)")
+		args = append(args, rec.ID, k, rec.Labels[k])
+	}
+	return args
+}
+
+// labelsInsert starts a multi-row INSERT of sluice_run_labels.
+const labelsInsert = "INSERT INTO sluice_run_labels (run_id, key, value) VALUES "
+
+func (s *Store) insertRun(ctx context.Context, tx bun.Tx, rec *runs.Record, status string) error {
+	vals, err := runValues(rec, status)
 	if err != nil {
 		return err
 	}
-	if _, err := tx.NewRaw(`INSERT INTO sluice_runs (id, name, tenant, pool, status, labels, trigger_kind,
-  run_key, run_date, logical_at, serial, max_active, max_attempts, timeout_secs, config, config_sealed, callback,
-  template_id, template_version, shard_count, traceparent, created_at, retry)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		rec.ID, rec.Name, rec.Tenant, rec.Pool, status, labels, rec.TriggerKind,
-		nullIfEmpty(rec.RunKey), rec.RunDate, logicalMS(rec), rec.Serial, max(rec.MaxActive, 1), maxAttempts,
-		nullIfZero(rec.TimeoutSecs), rec.Config, rec.ConfigSealed, callback,
-		nullIfEmpty(rec.TemplateID), nullIfZero(rec.TemplateVersion), shards, nullIfEmpty(rec.Traceparent),
-		rec.CreatedAt.UnixMilli(), retry).Exec(ctx); err != nil {
+	if _, err := tx.NewRaw(runInsert+runPlaceholders, vals...).Exec(ctx); err != nil {
 		return err
 	}
 	if err := insertSecrets(ctx, tx, rec); err != nil {
 		return err
 	}
 	if rec.Audit != nil {
-		e := *rec.Audit
-		if e.Details != nil {
-			e.Details = maps.Clone(e.Details)
-			e.Details["status"] = status
-		}
-		if err := insertAudit(ctx, tx, e); err != nil {
+		if err := insertAudit(ctx, tx, runAudit(rec, status)); err != nil {
 			return fmt.Errorf("audit entry: %w", err)
 		}
 	}
@@ -248,15 +282,8 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		return nil
 	}
 	var b strings.Builder
-	args := make([]any, 0, 3*len(rec.Labels))
-	b.WriteString("INSERT INTO sluice_run_labels (run_id, key, value) VALUES ")
-	for i, k := range slices.Sorted(maps.Keys(rec.Labels)) {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString("(?, ?, ?)")
-		args = append(args, rec.ID, k, rec.Labels[k])
-	}
+	b.WriteString(labelsInsert)
+	args := labelRows(&b, nil, rec)
 	_, err = tx.NewRaw(b.String(), args...).Exec(ctx)
 	return err
 }

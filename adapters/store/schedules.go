@@ -132,7 +132,7 @@ func (s *Store) ListSchedules(ctx context.Context) ([]*scheduling.Schedule, erro
 }
 
 // SetPaused sets a schedule's paused flag; run.ErrNotFound when missing.
-// A resumed schedule is announced (a paused one changes nothing the leader waits for).
+// The change is announced to the leader, which keeps a copy of the schedules.
 func (s *Store) SetPaused(ctx context.Context, id string, paused bool, at time.Time) (*scheduling.Schedule, error) {
 	err := s.runInTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		res, err := tx.NewRaw("UPDATE sluice_schedules SET paused = ?, updated_at = ? WHERE id = ?", paused, at.UnixMilli(), id).Exec(ctx)
@@ -142,9 +142,8 @@ func (s *Store) SetPaused(ctx context.Context, id string, paused bool, at time.T
 		if n, _ := res.RowsAffected(); n == 0 {
 			return fmt.Errorf("schedule %s: %w", id, run.ErrNotFound)
 		}
-		if paused {
-			return nil
-		}
+		// Announced either way: the leader keeps a copy of the schedules (a resume also
+		// wakes it).
 		return s.notifySchedules(ctx, tx)
 	})
 	if err != nil {
@@ -166,7 +165,21 @@ func (s *Store) DeleteSchedule(ctx context.Context, id string) error {
 		if n, _ := res.RowsAffected(); n == 0 {
 			return fmt.Errorf("schedule %s: %w", id, run.ErrNotFound)
 		}
-		return nil
+		return s.notifySchedules(ctx, tx)
 	})
 	return translate("delete schedule "+id, err)
+}
+
+// SchedulesStamp is the count of schedules and their newest update; see scheduling.Store.
+// Adding one raises the count, deleting one lowers it, pausing or resuming sets
+// updated_at.
+func (s *Store) SchedulesStamp(ctx context.Context) (string, error) {
+	var st struct {
+		N    int64 `bun:"n"`
+		Last int64 `bun:"last"`
+	}
+	if err := s.db.NewRaw("SELECT count(*) AS n, COALESCE(max(updated_at), 0) AS last FROM sluice_schedules").Scan(ctx, &st); err != nil {
+		return "", translate("read the schedules' stamp", err)
+	}
+	return fmt.Sprintf("%d:%d", st.N, st.Last), nil
 }

@@ -15,97 +15,54 @@ import (
 	"github.com/sluicehq/sluice/domain/schedule"
 )
 
-// CreateTick stores the run of a schedule tick with its tick row; see runs.Store.
-func (s *Store) CreateTick(ctx context.Context, rec *runs.Record, tick runs.Tick) (runs.CreateResult, error) {
-	status, err := createStatus(rec)
+// RecordTick records a tick without a run; see scheduling.Store.
+func (s *Store) RecordTick(ctx context.Context, t scheduling.Tick) (bool, error) {
+	inserted, err := s.RecordTicks(ctx, []scheduling.Tick{t})
 	if err != nil {
-		return runs.CreateResult{}, err
+		return false, err
 	}
-	instant := tick.Instant.UTC()
-	var res runs.CreateResult
-	err = s.runInTx(ctx, func(ctx context.Context, tx bun.Tx) error {
-		// The key's lock first (as every admission decision), then the term row.
-		if err := s.lockPipeline(ctx, tx, rec.Tenant, rec.Name); err != nil {
+	return inserted[0], nil
+}
+
+// RecordTicks records ticks without runs in one transaction; see scheduling.Store.
+func (s *Store) RecordTicks(ctx context.Context, ticks []scheduling.Tick) ([]bool, error) {
+	if len(ticks) == 0 {
+		return nil, nil
+	}
+	if len(ticks) > runs.MaxTickBatch {
+		return nil, fmt.Errorf("record %d ticks: a batch holds at most %d", len(ticks), runs.MaxTickBatch)
+	}
+	keys := make([]tickKey, len(ticks))
+	for i, t := range ticks {
+		if t.Epoch != ticks[0].Epoch {
+			return nil, fmt.Errorf("record ticks: one batch is of one term, not %d and %d", ticks[0].Epoch, t.Epoch)
+		}
+		keys[i] = tickKey{t.ScheduleID, t.Instant.UTC().UnixMilli()}
+	}
+	var inserted []bool
+	err := s.runInTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		inserted = make([]bool, len(ticks))
+		if err := s.checkTerm(ctx, tx, ticks[0].Epoch); err != nil {
 			return err
 		}
-		if err := s.checkTerm(ctx, tx, tick.Epoch); err != nil {
-			return err
-		}
-		if prior, ok, err := s.existingTick(ctx, tx, tick.ScheduleID, instant); err != nil || ok {
-			res = prior
-			return err
-		}
-		busy, err := s.scheduleBusy(ctx, tx, rec.Tenant, rec.Name, tick.ScheduleID)
+		known, err := s.readTicks(ctx, tx, keys)
 		if err != nil {
 			return err
 		}
-		outcome, reason := tick.Overlap.Decide(busy)
-		if outcome == schedule.OutcomeSkipped {
-			res = runs.CreateResult{Skipped: reason}
-			return s.insertTick(ctx, tx, scheduling.Tick{ScheduleID: tick.ScheduleID, Instant: instant,
-				Status: outcome, Reason: reason, Epoch: tick.Epoch})
-		}
-		if outcome == schedule.OutcomeQueued {
-			status = string(run.Queued)
-		}
-		res, err = s.createInTx(ctx, tx, rec, nil, status)
-		switch {
-		case errors.Is(err, errReplay):
-			// The run key, unique per (schedule, instant), names a run already — one
-			// created before the schedule's tick rows were kept with their runs: the tick
-			// points at it, and this transaction commits.
-			outcome = schedule.OutcomeCreated
-			if res.Status == string(run.Queued) {
-				outcome = schedule.OutcomeQueued
+		w := &tickWriter{s: s}
+		for i, t := range ticks {
+			if _, ok := known[keys[i]]; ok {
+				continue
 			}
-		case err != nil:
-			return err
-		case res.Status == string(run.Queued):
-			outcome = schedule.OutcomeQueued
+			known[keys[i]] = runs.CreateResult{}
+			inserted[i] = true
+			w.tick(t)
 		}
-		return s.insertTick(ctx, tx, scheduling.Tick{ScheduleID: tick.ScheduleID, Instant: instant,
-			Status: outcome, RunID: res.RunID, Epoch: tick.Epoch})
+		return w.flush(ctx, tx)
 	})
 	if err != nil {
-		return runs.CreateResult{}, translate(fmt.Sprintf("create the tick %s of schedule %s", instant.Format(time.RFC3339), tick.ScheduleID), err)
-	}
-	if res.Created {
-		rec.Status = res.Status
-	}
-	return res, nil
-}
-
-// scheduleBusy reports whether the schedule has queued or active runs of its pipeline key
-// (tenant, name): overlap is judged per schedule, so a sibling schedule of the same
-// template never makes a tick skip. A schedule's runs are those whose run key carries its
-// prefix; the pipeline index narrows the scan to the key's few active runs first.
-func (s *Store) scheduleBusy(ctx context.Context, tx bun.Tx, tenant, name, scheduleID string) (bool, error) {
-	prefix := schedule.RunKeyPrefix(scheduleID)
-	var n int
-	if err := tx.NewRaw(`SELECT count(*) FROM sluice_runs WHERE tenant = ? AND name = ?
-  AND status IN ('queued', 'pending', 'running', 'sharded') AND substr(run_key, 1, ?) = ?`,
-		tenant, name, len(prefix), prefix).Scan(ctx, &n); err != nil {
-		return false, err
-	}
-	return n > 0, nil
-}
-
-// RecordTick records a tick without a run; see scheduling.Store.
-func (s *Store) RecordTick(ctx context.Context, t scheduling.Tick) (bool, error) {
-	t.Instant = t.Instant.UTC()
-	inserted := false
-	err := s.runInTx(ctx, func(ctx context.Context, tx bun.Tx) error {
-		if err := s.checkTerm(ctx, tx, t.Epoch); err != nil {
-			return err
-		}
-		if _, ok, err := s.existingTick(ctx, tx, t.ScheduleID, t.Instant); err != nil || ok {
-			return err
-		}
-		inserted = true
-		return s.insertTick(ctx, tx, t)
-	})
-	if err != nil {
-		return false, translate(fmt.Sprintf("record the tick %s of schedule %s", t.Instant.Format(time.RFC3339), t.ScheduleID), err)
+		return nil, translate(fmt.Sprintf("record %d ticks (the first %s of schedule %s)", len(ticks),
+			ticks[0].Instant.UTC().Format(time.RFC3339), ticks[0].ScheduleID), err)
 	}
 	return inserted, nil
 }
@@ -149,15 +106,6 @@ func (s *Store) existingTick(ctx context.Context, tx bun.Tx, scheduleID string, 
 		}
 	}
 	return res, true, nil
-}
-
-func (s *Store) insertTick(ctx context.Context, tx bun.Tx, t scheduling.Tick) error {
-	_, err := tx.NewRaw(s.q(`INSERT INTO sluice_schedule_ticks (schedule_id, instant, status, reason, run_id,
-  summary_count, summary_first, epoch, created_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, {now})`),
-		t.ScheduleID, t.Instant.UTC().UnixMilli(), string(t.Status), nullIfEmpty(t.Reason), nullIfEmpty(t.RunID),
-		nullIfZero(t.SummaryCount), msOrNull(t.SummaryFirst), t.Epoch).Exec(ctx)
-	return err
 }
 
 type tickRow struct {

@@ -31,6 +31,16 @@ type Store interface {
 	// stores the run as Create does (rec.RunKey answers an existing run) and records the
 	// tick with its outcome and run id.
 	CreateTick(ctx context.Context, rec *Record, tick Tick) (res CreateResult, err error)
+	// CreateTicks stores a batch of at most MaxTickBatch ticks, all of one term, in one
+	// transaction, deciding each exactly as CreateTick called for them one after the other
+	// would: it takes the pipeline keys' locks in one sorted order (two batches never
+	// deadlock), checks the term once (a moved-on term is run.ErrLeaseLost and stores
+	// nothing of the batch), then per tick answers an existing tick as a replay, decides
+	// overlap (an earlier tick of the batch that created a run makes its schedule busy for
+	// the later ones), refuses a run past its record's QueueLimit as Create does (in
+	// res[i].Refused), stores the run and records the tick. res[i] answers batch[i]; a
+	// created batch[i].Rec gets the status it was stored with.
+	CreateTicks(ctx context.Context, batch []TickCreate) (res []CreateResult, err error)
 	Get(ctx context.Context, id string) (*Record, error)
 	List(ctx context.Context, f Filter) ([]*Record, error)
 	// CountQueued counts pending + queued runs (the --max-queued-runs limit).
@@ -60,6 +70,16 @@ type Store interface {
 	Purge(ctx context.Context, req PurgeRequest) (PurgeResult, error)
 }
 
+// MaxTickBatch bounds a CreateTicks batch: a transaction's statements stay within the
+// databases' parameter limits, and the writer is never held for long on SQLite.
+const MaxTickBatch = 250
+
+// TickCreate is one tick of a CreateTicks batch: the run the funnel built for it.
+type TickCreate struct {
+	Rec  *Record
+	Tick Tick
+}
+
 // Idempotency is an idempotency key to claim with a new run.
 type Idempotency struct {
 	Scope       string
@@ -79,6 +99,10 @@ type CreateResult struct {
 	RunDeleted bool
 	// Skipped is the reason CreateTick recorded its tick skipped; "" otherwise.
 	Skipped string
+	// Refused is why CreateTicks stored neither this tick nor its run: ErrQueueFull when
+	// the record's QueueLimit was reached (counted with the batch's earlier runs). The
+	// tick stays due; nil otherwise.
+	Refused error
 }
 
 // CallbackInput is what a callback payload is built from; the store reads it inside the

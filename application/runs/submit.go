@@ -63,26 +63,55 @@ func (s *Service) Submit(ctx context.Context, req SubmitRequest) (SubmitResult, 
 }
 
 func (s *Service) submit(ctx context.Context, span execute.Span, req SubmitRequest) (SubmitResult, error) {
-	if s.draining() {
-		return SubmitResult{}, ErrDraining
+	b, res, err := s.build(ctx, span, req)
+	if err != nil || b == nil {
+		return res, err
 	}
-	if err := canSubmit(req.Principal, req.Tenant); err != nil {
+	defer b.release()
+	var cr CreateResult
+	if req.Tick != nil {
+		cr, err = s.deps.Store.CreateTick(ctx, b.rec, *req.Tick)
+	} else {
+		cr, err = s.deps.Store.Create(ctx, b.rec, b.idem)
+	}
+	if err != nil {
 		return SubmitResult{}, err
 	}
+	return s.stored(ctx, b, cr)
+}
+
+// built is a submission that passed every check, ready to store.
+type built struct {
+	req     SubmitRequest
+	rec     *Record
+	idem    *Idempotency
+	fp      string
+	release func() // the queue admission: call once the store answered
+}
+
+// build runs the checks of steps 1–3 and builds the record to store. A request that
+// became a change request answers with b == nil and its result.
+func (s *Service) build(ctx context.Context, span execute.Span, req SubmitRequest) (b *built, res SubmitResult, err error) {
+	if s.draining() {
+		return nil, SubmitResult{}, ErrDraining
+	}
+	if err := canSubmit(req.Principal, req.Tenant); err != nil {
+		return nil, SubmitResult{}, err
+	}
 	if len(req.Config) == 0 {
-		return SubmitResult{}, invalid("config", "is required: give the pipeline as YAML or JSON text, or as a JSON object")
+		return nil, SubmitResult{}, invalid("config", "is required: give the pipeline as YAML or JSON text, or as a JSON object")
 	}
 	// Placement is checked first: the refusals of a malformed name would quote the
 	// secret it holds.
 	tree, err := s.deps.Loader.Parse(req.Config)
 	if err != nil {
-		return SubmitResult{}, err
+		return nil, SubmitResult{}, err
 	}
 	if err := checkSecretPlacement(tree, req); err != nil {
-		return SubmitResult{}, err
+		return nil, SubmitResult{}, err
 	}
 	if err := checkSubmitFields(req); err != nil {
-		return SubmitResult{}, err
+		return nil, SubmitResult{}, err
 	}
 	now := s.now()
 	logical := now
@@ -96,57 +125,63 @@ func (s *Service) submit(ctx context.Context, span execute.Span, req SubmitReque
 	}
 	cfg, poolName, err := s.load(ctx, req, logical, zone)
 	if err != nil {
-		return SubmitResult{}, err
+		return nil, SubmitResult{}, err
 	}
 	if r := pipeline.ShardRefusal(cfg, s.deps.Loader.Catalog); r != nil {
-		return SubmitResult{}, r
+		return nil, SubmitResult{}, r
 	}
 	retry, err := retryPolicy(req, cfg)
 	if err != nil {
-		return SubmitResult{}, err
+		return nil, SubmitResult{}, err
 	}
 	name := req.Name
 	if name == "" {
 		name = cfg.Name
 	}
 	if err := naming.Check("name", name); err != nil {
-		return SubmitResult{}, invalid("name", err.Error()+"; set name in the config or in the request")
+		return nil, SubmitResult{}, invalid("name", err.Error()+"; set name in the config or in the request")
 	}
 	span.SetAttrs(execute.A("pipeline", name), execute.A("pool", poolName))
 
 	cb, err := s.checkCallback(ctx, req.Callback)
 	if err != nil {
-		return SubmitResult{}, err
+		return nil, SubmitResult{}, err
 	}
 	propose := s.mustPropose(req)
-	var admitted admission // limit > 0: the store decides admission with the insert
+	admitted := admission{release: func() {}} // limit > 0: the store decides admission with the insert
 	if !propose {
 		if admitted, err = s.queue.admit(ctx); err != nil {
-			return SubmitResult{}, err
+			return nil, SubmitResult{}, err
 		}
-		defer admitted.release()
+		// Held until the store answered; released here only when the checks refuse.
+		defer func() {
+			if b == nil {
+				admitted.release()
+			}
+		}()
 	}
 
 	mat, err := s.materialize(tree, req.Params, req.Backfill)
 	if err != nil {
-		return SubmitResult{}, err
+		return nil, SubmitResult{}, err
 	}
 	if propose && len(mat.secrets) > 0 {
-		return SubmitResult{}, ErrSecretParamsRefused
+		return nil, SubmitResult{}, ErrSecretParamsRefused
 	}
 	if propose {
-		return s.propose(ctx, req, name, poolName)
+		res, err := s.propose(ctx, req, name, poolName)
+		return nil, res, err
 	}
 	fpReq := req
 	fpReq.Params = secretFree(tree, req.Params)
 	fp, err := fingerprint(tree.CanonicalJSON(), fpReq, cb)
 	if err != nil {
-		return SubmitResult{}, fmt.Errorf("fingerprint of the request: %w", err)
+		return nil, SubmitResult{}, fmt.Errorf("fingerprint of the request: %w", err)
 	}
 
 	id, err := s.newID(now)
 	if err != nil {
-		return SubmitResult{}, fmt.Errorf("new run id: %w", err)
+		return nil, SubmitResult{}, fmt.Errorf("new run id: %w", err)
 	}
 	maxAttempts := s.cfg.MaxAttempts
 	if retry != nil {
@@ -163,7 +198,7 @@ func (s *Service) submit(ctx context.Context, span execute.Span, req SubmitReque
 		MaxAttempts: maxAttempts, CreatedAt: now, Retry: retry,
 	})
 	if err != nil {
-		return SubmitResult{}, invalid("", err.Error())
+		return nil, SubmitResult{}, invalid("", err.Error())
 	}
 	rec := &Record{
 		ID:              r.ID(),
@@ -195,35 +230,32 @@ func (s *Service) submit(ctx context.Context, span execute.Span, req SubmitReque
 		rec.Config = mat.text
 	}
 	if err := s.seal(ctx, rec, mat.secrets); err != nil {
-		return SubmitResult{}, err
+		return nil, SubmitResult{}, err
 	}
 	var idem *Idempotency
 	if req.IdempotencyKey != "" {
 		idem = &Idempotency{Scope: idempotencyScope(req), Key: req.IdempotencyKey, Fingerprint: fp}
 	}
 	rec.Audit = s.submitAudit(req, id, rec, false)
-	var res CreateResult
-	if req.Tick != nil {
-		res, err = s.deps.Store.CreateTick(ctx, rec, *req.Tick)
-	} else {
-		res, err = s.deps.Store.Create(ctx, rec, idem)
+	return &built{req: req, rec: rec, idem: idem, fp: fp, release: admitted.release}, SubmitResult{}, nil
+}
+
+// stored answers a built submission once the store answered cr (step 5).
+func (s *Service) stored(ctx context.Context, b *built, cr CreateResult) (SubmitResult, error) {
+	if cr.Skipped != "" {
+		return SubmitResult{Skipped: cr.Skipped}, nil
 	}
-	if err != nil {
-		return SubmitResult{}, err
+	if !cr.Created {
+		return s.replay(ctx, b.req, cr, b.fp)
 	}
-	if res.Skipped != "" {
-		return SubmitResult{Skipped: res.Skipped}, nil
-	}
-	if !res.Created {
-		return s.replay(ctx, req, res, fp)
-	}
-	rec.Status = res.Status // the store may have made it queued
+	b.rec.Status = cr.Status // the store may have made it queued
 	if s.deps.Waker != nil {
 		s.deps.Waker.Wake()
 	}
-	s.deps.Log.InfoContext(ctx, "run submitted", "run_id", res.RunID, "pipeline", name, "pool", poolName,
-		"tenant", req.Tenant, "trigger_kind", req.TriggerKind, "status", res.Status)
-	return SubmitResult{RunID: res.RunID, Status: res.Status}, nil
+	req := b.req
+	s.deps.Log.InfoContext(ctx, "run submitted", "run_id", cr.RunID, "pipeline", b.rec.Name, "pool", b.rec.Pool,
+		"tenant", req.Tenant, "trigger_kind", req.TriggerKind, "status", cr.Status)
+	return SubmitResult{RunID: cr.RunID, Status: cr.Status}, nil
 }
 
 // replay answers a submission the store did not create: an idempotency key seen before

@@ -26,9 +26,9 @@ type LeaderConfig struct {
 	// Poll is how often a standby campaigns and the leader re-reads the schedules while
 	// no tick is due sooner (default 1 s).
 	Poll time.Duration
-	// Wake delivers a value when another member created or resumed a schedule (a
-	// PostgreSQL LISTEN wake-up), so the leader looks again before its poll; nil: the
-	// poll (and this member's own changes) only.
+	// Wake delivers a value when another member changed a schedule (a PostgreSQL LISTEN
+	// wake-up), so the leader reads the schedules again and looks before its poll; nil:
+	// the poll, the schedules' change stamp and this member's own changes only.
 	Wake <-chan struct{}
 }
 
@@ -107,7 +107,7 @@ func (l *Leader) run(ctx context.Context) {
 			cancel()
 			log.Info("stopped leading the scheduler", "epoch", lease.Epoch())
 		}
-		if !sleep(ctx, l.cfg.Poll, nil, nil) {
+		if ok, _ := sleep(ctx, l.cfg.Poll, nil, nil); !ok {
 			return
 		}
 	}
@@ -120,7 +120,10 @@ func (l *Leader) lead(ctx context.Context, lease Lease) {
 	defer lost()
 	go func() {
 		defer lost()
-		for sleep(tctx, l.cfg.Heartbeat, nil, nil) {
+		for {
+			if ok, _ := sleep(tctx, l.cfg.Heartbeat, nil, nil); !ok {
+				return
+			}
 			hctx, cancel := context.WithTimeout(tctx, l.cfg.Candidate.TTL/heartbeatTimeoutPart)
 			err := lease.Heartbeat(hctx)
 			cancel()
@@ -145,26 +148,38 @@ func (l *Leader) lead(ctx context.Context, lease Lease) {
 		if !next.IsZero() {
 			wait = min(wait, time.Until(next))
 		}
-		if !sleep(tctx, wait, l.svc.wake, l.cfg.Wake) {
+		if !l.wait(tctx, wait) {
 			return
 		}
 	}
 }
 
-// sleep waits d, or until wake or notified fires (a nil channel never does); false when
-// ctx ended.
-func sleep(ctx context.Context, d time.Duration, wake, notified <-chan struct{}) bool {
+// wait sleeps until the next pass: d, this member's change (Service.Wake) or another
+// member's announced one (cfg.Wake), after which the schedules are read again; false
+// when ctx ended.
+func (l *Leader) wait(ctx context.Context, d time.Duration) bool {
 	if d <= 0 {
 		return ctx.Err() == nil
 	}
+	ok, announced := sleep(ctx, d, l.svc.wake, l.cfg.Wake)
+	if announced {
+		l.svc.changed()
+	}
+	return ok
+}
+
+// sleep waits d, or until wake or notified fires (a nil channel never does); ok is false
+// when ctx ended, notified tells that notified fired.
+func sleep(ctx context.Context, d time.Duration, wake, notified <-chan struct{}) (ok, announced bool) {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
-		return false
+		return false, false
 	case <-t.C:
 	case <-wake:
 	case <-notified:
+		return true, true
 	}
-	return true
+	return true, false
 }

@@ -59,6 +59,12 @@ type Store interface {
 	GetSchedule(ctx context.Context, id string) (*Schedule, error)
 	// ListSchedules returns every schedule, oldest first.
 	ListSchedules(ctx context.Context) ([]*Schedule, error)
+	// SchedulesStamp is a cheap summary of the schedules that changes when one is added,
+	// deleted, paused or resumed, on any member: the leader reads every schedule again
+	// only when it moved. (A delete and an add between two looks whose new schedule is
+	// stamped no later than the newest before may go unseen: the change's NOTIFY and the
+	// leader's periodic full read cover that.)
+	SchedulesStamp(ctx context.Context) (string, error)
 	// SetPaused sets the paused flag and returns the schedule as stored.
 	SetPaused(ctx context.Context, id string, paused bool, at time.Time) (*Schedule, error)
 	// DeleteSchedule removes a schedule with its ticks; its runs stay.
@@ -70,6 +76,10 @@ type Store interface {
 	// checking that t.Epoch is the current scheduler term. inserted=false when the tick
 	// of (schedule, instant) exists already: it is left as it was.
 	RecordTick(ctx context.Context, t Tick) (inserted bool, err error)
+	// RecordTicks records up to runs.MaxTickBatch ticks of one term as RecordTick would one
+	// after the other, in one transaction that checks the term once (a moved-on term
+	// records none of them); inserted[i] answers ticks[i].
+	RecordTicks(ctx context.Context, ticks []Tick) (inserted []bool, err error)
 }
 
 // Templates is what schedules need of the template use-cases.
@@ -80,6 +90,17 @@ type Templates interface {
 	Get(ctx context.Context, p runs.Principal, id string) (*templates.View, error)
 	// Run materializes the newest version and submits it through the one funnel.
 	Run(ctx context.Context, p runs.Principal, id string, req templates.RunRequest) (runs.SubmitResult, error)
+	// Submissions materializes each request's newest template version as Run does,
+	// without submitting: out[i] answers reqs[i], or errs[i] why it cannot be made.
+	Submissions(ctx context.Context, p runs.Principal, reqs []templates.SubmissionRequest) (out []runs.SubmitRequest, errs []error)
+}
+
+// TickSubmitter is the one funnel's batch door for schedule ticks (runs.Service): every
+// request gets Submit's checks, then one store transaction creates the batch. res[i] and
+// errs[i] answer reqs[i]; err is the batch's (a lost term, an unanswered history), and
+// then nothing of it was stored.
+type TickSubmitter interface {
+	SubmitTicks(ctx context.Context, reqs []runs.SubmitRequest) (res []runs.SubmitResult, errs []error, err error)
 }
 
 // Submitter is the one submit funnel (runs.Service).

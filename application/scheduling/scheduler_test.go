@@ -51,6 +51,7 @@ type world struct {
 	epoch int64
 	ctx   context.Context
 	load  *execute.Loader
+	rs    *runs.Service
 }
 
 func newWorld(t *testing.T, url string, sealer ...runs.Sealer) *world {
@@ -68,10 +69,10 @@ func newWorld(t *testing.T, url string, sealer ...runs.Sealer) *world {
 	}
 	rs := runs.New(runs.Deps{Store: st, Loader: loader, Clock: clk, Sealer: seal}, runs.Config{MaxQueued: 100000})
 	tpl := templates.New(templates.Deps{Store: st, Runs: rs, Loader: loader, Clock: clk.Now, Sealer: seal})
-	svc := scheduling.New(scheduling.Deps{Store: st, Templates: tpl, Runs: rs, Clock: clk.Now, Sealer: seal, Audit: st}, scheduling.Config{})
+	svc := scheduling.New(scheduling.Deps{Store: st, Templates: tpl, Runs: rs, Ticks: rs, Clock: clk.Now, Sealer: seal, Audit: st}, scheduling.Config{})
 	lease, err := st.Elector(false).Campaign(ctx, scheduling.Candidate{InstanceID: "test", Host: "h", PID: 1, Version: "t", TTL: time.Minute})
 	require.NoError(t, err)
-	return &world{st: st, svc: svc, tpl: tpl, clock: clk, dir: t.TempDir(), epoch: lease.Epoch(), ctx: ctx, load: loader}
+	return &world{st: st, svc: svc, tpl: tpl, clock: clk, dir: t.TempDir(), epoch: lease.Epoch(), ctx: ctx, load: loader, rs: rs}
 }
 
 // schedule registers a template of its own pipeline key and a schedule on it.

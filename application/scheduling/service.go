@@ -36,6 +36,9 @@ type Deps struct {
 	Templates Templates
 	// Runs is the submit funnel, for backfills of a config.
 	Runs Submitter
+	// Ticks creates due ticks in batches (runs.Service); nil: one tick at a time through
+	// Templates.Run, one transaction each.
+	Ticks TickSubmitter
 	// Sealer seals schedule params (SPEC §7.3); nil: they are stored as given.
 	Sealer  runs.Sealer
 	Clock   func() time.Time // nil: time.Now
@@ -57,10 +60,17 @@ type Config struct {
 	// RequireApproval is --require-approval run: a backfill becomes one change request
 	// and approval creates its windows (SPEC §9.5).
 	RequireApproval bool
-	// PassWorkers is how many schedules a tick pass handles at once (≤ 1: one at a
-	// time). More than one pays on a history that takes concurrent writers (PostgreSQL);
-	// SQLite has one writer, so there it only adds waiting.
+	// PassWorkers is how many batches of ticks (without Deps.Ticks: schedules) a tick
+	// pass has in flight at once (≤ 1: one at a time). More than one pays on a history
+	// that takes concurrent writers (PostgreSQL); SQLite has one writer, so there it only
+	// adds waiting.
 	PassWorkers int
+	// TickBatch is how many due ticks one transaction creates (≤ 0: runs.MaxTickBatch,
+	// which also bounds it).
+	TickBatch int
+	// Reload is the longest the leader works on the schedules it loaded before reading
+	// them all again (≤ 0: DefaultReload).
+	Reload time.Duration
 }
 
 // Service holds the schedule use-cases and the tick pass. Safe for concurrent use.
@@ -68,6 +78,8 @@ type Service struct {
 	deps Deps
 	cfg  Config
 	wake chan struct{} // a new or resumed schedule: the leader looks again at once
+	// loaded is the leader's copy of the schedules.
+	loaded loadedSchedules
 }
 
 // New returns the schedule use-cases.
@@ -86,6 +98,12 @@ func New(deps Deps, cfg Config) *Service {
 	}
 	if cfg.Zone == nil {
 		cfg.Zone = time.UTC
+	}
+	if cfg.TickBatch <= 0 {
+		cfg.TickBatch = runs.MaxTickBatch
+	}
+	if cfg.Reload <= 0 {
+		cfg.Reload = DefaultReload
 	}
 	return &Service{deps: deps, cfg: cfg, wake: make(chan struct{}, 1)}
 }
@@ -243,6 +261,7 @@ func (s *Service) setPaused(ctx context.Context, p runs.Principal, id string, pa
 	if err != nil {
 		return nil, err
 	}
+	s.changed() // a resume also wakes the leader (Resume)
 	s.deps.Log.InfoContext(ctx, "schedule paused flag set", "schedule_id", id, "paused", paused, "principal", p.Name)
 	action := ActionScheduleResumed
 	if paused {
@@ -264,6 +283,7 @@ func (s *Service) Delete(ctx context.Context, p runs.Principal, id string) error
 	if err := s.deps.Store.DeleteSchedule(ctx, id); err != nil {
 		return err
 	}
+	s.changed()
 	s.deps.Log.InfoContext(ctx, "schedule deleted", "schedule_id", id, "principal", p.Name)
 	s.audit(ctx, p, ActionScheduleDeleted, scheduleDetails(sc))
 	return nil
@@ -287,8 +307,9 @@ func (s *Service) Ticks(ctx context.Context, p runs.Principal, id string, before
 	return s.deps.Store.ListTicks(ctx, id, before, limit)
 }
 
-// Wake makes a waiting leader look at the schedules again at once.
+// Wake makes a waiting leader read the schedules again and look at them at once.
 func (s *Service) Wake() {
+	s.changed()
 	select {
 	case s.wake <- struct{}{}:
 	default:

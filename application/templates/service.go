@@ -251,12 +251,51 @@ func (s *Service) Run(ctx context.Context, p runs.Principal, id string, req RunR
 }
 
 func (s *Service) run(ctx context.Context, p runs.Principal, t *Template, req RunRequest) (runs.SubmitResult, error) {
+	sub, err := s.submission(ctx, p, t, req)
+	if err != nil {
+		return runs.SubmitResult{}, err
+	}
+	return s.deps.Runs.Submit(ctx, sub)
+}
+
+// SubmissionRequest is one entry of Submissions: a run of template TemplateID.
+type SubmissionRequest struct {
+	TemplateID string
+	RunRequest
+}
+
+// Submissions materializes the newest version of each request's template, as Run does,
+// without submitting: out[i] is the submission of reqs[i] for the funnel, or errs[i]
+// why it cannot be made. Each template is read once, however many requests name it (a
+// burst of schedule ticks is submitted in batches this way).
+func (s *Service) Submissions(ctx context.Context, p runs.Principal, reqs []SubmissionRequest) (out []runs.SubmitRequest, errs []error) {
+	out, errs = make([]runs.SubmitRequest, len(reqs)), make([]error, len(reqs))
+	type latest struct {
+		t   *Template
+		err error
+	}
+	read := map[string]latest{}
+	for i, r := range reqs {
+		l, ok := read[r.TemplateID]
+		if !ok {
+			l.t, l.err = s.deps.Store.LatestTemplate(ctx, r.TemplateID)
+			read[r.TemplateID] = l
+		}
+		if errs[i] = l.err; l.err == nil {
+			out[i], errs[i] = s.submission(ctx, p, l.t, r.RunRequest)
+		}
+	}
+	return out, errs
+}
+
+// submission is the funnel request of a run of t.
+func (s *Service) submission(ctx context.Context, p runs.Principal, t *Template, req RunRequest) (runs.SubmitRequest, error) {
 	if req.Tenant != "" && !t.AllTenants && !slices.Contains(t.Tenants, req.Tenant) {
-		return runs.SubmitResult{}, fmt.Errorf("template %s, tenant %s: %w", t.ID, req.Tenant, ErrTenantNotAllowed)
+		return runs.SubmitRequest{}, fmt.Errorf("template %s, tenant %s: %w", t.ID, req.Tenant, ErrTenantNotAllowed)
 	}
 	text, err := s.open(ctx, t)
 	if err != nil {
-		return runs.SubmitResult{}, err
+		return runs.SubmitRequest{}, err
 	}
 	if req.Pool != "" && !ownPool(req.TriggerKind) {
 		cfgPool := ""
@@ -266,7 +305,7 @@ func (s *Service) run(ctx context.Context, p runs.Principal, t *Template, req Ru
 			}
 		}
 		if err := t.PoolOverride.Check(req.Pool, pool.Resolve(t.Pool, cfgPool)); err != nil {
-			return runs.SubmitResult{}, err
+			return runs.SubmitRequest{}, err
 		}
 	}
 	poolName := req.Pool
@@ -280,13 +319,13 @@ func (s *Service) run(ctx context.Context, p runs.Principal, t *Template, req Ru
 			kind = run.TriggerTenant
 		}
 	}
-	return s.deps.Runs.Submit(ctx, runs.SubmitRequest{
+	return runs.SubmitRequest{
 		Principal: p, TriggerKind: string(kind), Config: text, Labels: req.Labels, Pool: poolName,
 		IdempotencyKey: req.IdempotencyKey, RunKey: req.RunKey, Callback: req.Callback,
 		Params: req.Params, Tenant: req.Tenant, TemplateID: t.ID, TemplateVersion: t.Version,
 		Clock: req.Logical, Zone: req.Zone, Serial: req.Serial, MaxActive: req.MaxActive, Tick: req.Tick,
 		Backfill: req.Backfill,
-	})
+	}, nil
 }
 
 // FanoutEntry is one run of a fan-out.

@@ -38,11 +38,7 @@ func Schedules() harness.Suite {
 }
 
 func measureSchedules(ctx context.Context, env *harness.Env) (harness.Table, error) {
-	pgBase, pgErr := lookupURL(EnvBenchPostgres, envTestPostgres)
-	histories := []schedHistory{{Label: "SQLite", Kind: "sqlite"}}
-	if pgErr == nil {
-		histories = append(histories, schedHistory{Label: "PostgreSQL", Kind: "postgres"})
-	}
+	histories, pgBase, pgErr := schedHistories()
 	var rows [][]string
 	for _, h := range histories {
 		env.Progress("schedules %s: %d ticks of %d schedules, injected clock", h.Kind, burstSchedules*burstMinutes, burstSchedules)
@@ -62,7 +58,7 @@ func measureSchedules(ctx context.Context, env *harness.Env) (harness.Table, err
 		rows = append(rows, []string{"—", "PostgreSQL", "—", "—", "—", "—", "—", "not measured: " + pgErr.Error()})
 	}
 	env.Note("In process: the history (a fresh SQLite file, or a fresh PostgreSQL schema via search_path), the runs funnel, templates and the scheduler wired as `sluice serve` wires them; no member executes runs. Each schedule is `* * * * *` with overlap skip on a template of its own (generate 1 row → stdout).")
-	env.Note("Burst: %d schedules; the injected clock is set to each of %d minute instants in turn and one pass (`Service.Pass`) creates the %d due ticks, each in its own transaction (overlap check, epoch fence, run + tick rows). ticks/s = ticks / total pass time; latency = when the tick's run had committed pending − when the clock reached its instant (wall time). The runs are cancelled between minutes, outside the timing, so the next tick is not skipped.",
+	env.Note("Burst: %d schedules; the injected clock is set to each of %d minute instants in turn and one pass (`Service.Pass`) creates the %d due ticks in batches, as serve does (up to 250 ticks per transaction; each tick keeps its own overlap decision and epoch fence; `--suite schedules-scale` compares with one transaction per tick). ticks/s = ticks / total pass time; latency = when the tick's run had committed pending − when the clock reached its instant (wall time). The runs are cancelled between minutes, outside the timing, so the next tick is not skipped.",
 		burstSchedules, burstMinutes, burstSchedules)
 	env.Note("Real clock: the leader loop (`scheduling.Leader`, 1 s poll, sleeping until the next due instant) on its own history, %d schedules, %d minute boundaries, both histories at once; lateness = when the tick's run had committed pending − the tick's instant. Target (SPEC §9.3): pending within %s.",
 		realSchedules, realBoundaries, targetLateness)
@@ -74,7 +70,7 @@ func measureSchedules(ctx context.Context, env *harness.Env) (harness.Table, err
 
 // measureBurst creates burstSchedules × burstMinutes ticks with an injected clock.
 func measureBurst(ctx context.Context, env *harness.Env, h schedHistory, pgBase string) ([]string, error) {
-	w, err := newSchedWorld(ctx, env.Dir, h.Kind, "schedules-burst", pgBase, nil)
+	w, err := newSchedWorld(ctx, env.Dir, h.Kind, "schedules-burst", pgBase, nil, false)
 	if err != nil {
 		return nil, err
 	}
@@ -164,7 +160,7 @@ func measureRealClock(ctx context.Context, env *harness.Env, histories []schedHi
 
 func realClockRow(ctx context.Context, env *harness.Env, h schedHistory, pgBase string) ([]string, error) {
 	ended := make(chan string, realSchedules*realBoundaries)
-	w, err := newSchedWorld(ctx, env.Dir, h.Kind, "schedules-real", pgBase, ended)
+	w, err := newSchedWorld(ctx, env.Dir, h.Kind, "schedules-real", pgBase, ended, false)
 	if err != nil {
 		return nil, err
 	}

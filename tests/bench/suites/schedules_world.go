@@ -67,17 +67,42 @@ type timedTemplates struct {
 
 func (t *timedTemplates) Run(ctx context.Context, p runs.Principal, id string, req templates.RunRequest) (runs.SubmitResult, error) {
 	res, err := t.Service.Run(ctx, p, id, req)
-	at := time.Now()
 	if err != nil || req.Tick == nil {
 		return res, err
 	}
+	t.note(req.Tick.Instant, time.Now(), res)
+	return res, nil
+}
+
+// note records one tick's run as it came back at `at`.
+func (t *timedTemplates) note(instant, at time.Time, res runs.SubmitResult) {
 	t.mu.Lock()
-	t.done = append(t.done, tickDone{Instant: req.Tick.Instant, Done: at, RunID: res.RunID, Status: res.Status, Skipped: res.Skipped})
+	t.done = append(t.done, tickDone{Instant: instant, Done: at, RunID: res.RunID, Status: res.Status, Skipped: res.Skipped})
 	t.mu.Unlock()
 	if t.ended != nil && res.RunID != "" {
 		t.ended <- res.RunID
 	}
-	return res, nil
+}
+
+// timedTicks is the scheduler's batch door to the funnel, noting every tick of a batch
+// when the batch's transaction came back.
+type timedTicks struct {
+	runs  *runs.Service
+	timed *timedTemplates
+}
+
+func (t *timedTicks) SubmitTicks(ctx context.Context, reqs []runs.SubmitRequest) ([]runs.SubmitResult, []error, error) {
+	res, errs, err := t.runs.SubmitTicks(ctx, reqs)
+	if err != nil {
+		return res, errs, err
+	}
+	at := time.Now()
+	for i, req := range reqs {
+		if errs[i] == nil {
+			t.timed.note(req.Tick.Instant, at, res[i])
+		}
+	}
+	return res, errs, nil
 }
 
 // take returns the ticks noted since the last take.
@@ -105,9 +130,21 @@ type schedHistory struct {
 	Kind  string // "sqlite" or "postgres"
 }
 
+// schedHistories are the histories the schedule suites measure on: SQLite, and
+// PostgreSQL when a URL is set (pgBase; else pgErr says why not).
+func schedHistories() (histories []schedHistory, pgBase string, pgErr error) {
+	pgBase, pgErr = lookupURL(EnvBenchPostgres, envTestPostgres)
+	histories = []schedHistory{{Label: "SQLite", Kind: "sqlite"}}
+	if pgErr == nil {
+		histories = append(histories, schedHistory{Label: "PostgreSQL", Kind: "postgres"})
+	}
+	return histories, pgBase, pgErr
+}
+
 // newSchedWorld opens a fresh history of kind (a new SQLite file in the run's directory,
-// or a new PostgreSQL schema of pgBase) and the stack over it.
-func newSchedWorld(ctx context.Context, dir, kind, name, pgBase string, ended chan<- string) (*schedWorld, error) {
+// or a new PostgreSQL schema of pgBase) and the stack over it, creating due ticks in
+// batches as serve does (perTick: one tick per transaction, the path before batches).
+func newSchedWorld(ctx context.Context, dir, kind, name, pgBase string, ended chan<- string, perTick bool) (*schedWorld, error) {
 	url, drop := "sqlite:"+filepath.Join(dir, name+".db"), func() {}
 	if kind == "postgres" {
 		var err error
@@ -135,8 +172,11 @@ func newSchedWorld(ctx context.Context, dir, kind, name, pgBase string, ended ch
 	if kind == "postgres" {
 		workers = 8
 	}
-	svc := scheduling.New(scheduling.Deps{Store: st, Templates: timed, Runs: rs, Clock: clk.Now},
-		scheduling.Config{PassWorkers: workers})
+	deps := scheduling.Deps{Store: st, Templates: timed, Runs: rs, Clock: clk.Now}
+	if !perTick {
+		deps.Ticks = &timedTicks{runs: rs, timed: timed}
+	}
+	svc := scheduling.New(deps, scheduling.Config{PassWorkers: workers})
 	return &schedWorld{st: st, runs: rs, tpl: tpl, timed: timed, svc: svc, clock: clk, close: closeAll}, nil
 }
 

@@ -10,6 +10,7 @@ func All() []harness.Suite {
 		Cluster(),
 		Serve(),
 		Schedules(),
+		SchedulesScale(),
 		Shards(),
 		History(),
 		Lists(),

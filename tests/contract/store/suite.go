@@ -53,6 +53,7 @@ func Run(t *testing.T, h Harness) {
 		{"templates", templateCases()},
 		{"change requests", changeRequestCases()},
 		{"schedules", scheduleCases()},
+		{"tick batches", tickBatchCases()},
 		{"purge", purgeCases()},
 		{"checks", checkCases()},
 		{"windows", windowCases()},
