@@ -154,6 +154,10 @@ func (p *process) runApp(ctx context.Context, app *fx.App, member *cluster.Membe
 		if err != nil {
 			return p.startFailure(err)
 		}
+		// The API listens before the last start hooks ran; this line says all of them did,
+		// so a supervisor (or a test) that stops the server after it gets a clean shutdown
+		// rather than "interrupted while starting".
+		log.Info("serve started")
 	case <-interrupts:
 		cancelStart()
 		if err := <-started; err != nil {

@@ -200,6 +200,9 @@ func startServer(t *testing.T, env map[string]string, args ...string) *server {
 			}
 			s.addr = m[1]
 		}
+		if !strings.Contains(s.stderr.String(), `"msg":"serve started"`) {
+			return false // listening, but start hooks still run: a stop now interrupts the start
+		}
 		resp, err := http.Get("http://" + s.addr + "/livez")
 		if err != nil {
 			return false
