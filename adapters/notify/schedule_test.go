@@ -13,9 +13,9 @@ import (
 	"github.com/sluicehq/sluice/domain/schedule"
 )
 
-// A created or resumed schedule is heard on the schedule channel; pausing one and
-// creating a run are not.
-func TestHearsNewAndResumedSchedules(t *testing.T) {
+// A created, paused or resumed schedule is heard on the schedule channel (the leader
+// keeps schedules in memory, so every change to one is news to it); creating a run is not.
+func TestHearsScheduleChanges(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t)
@@ -53,7 +53,7 @@ func TestHearsNewAndResumedSchedules(t *testing.T) {
 	heard("a new schedule")
 	_, err = s.SetPaused(ctx, sc.ID, true, time.Now())
 	require.NoError(t, err)
-	silent("a paused schedule")
+	heard("a paused schedule")
 	_, err = s.SetPaused(ctx, sc.ID, false, time.Now())
 	require.NoError(t, err)
 	heard("a resumed schedule")
