@@ -12,6 +12,7 @@ import (
 
 	"github.com/sluicehq/sluice/adapters/connectors/internal/cfg"
 	"github.com/sluicehq/sluice/adapters/connectors/internal/format"
+	"github.com/sluicehq/sluice/adapters/connectors/internal/jsonlines"
 	"github.com/sluicehq/sluice/application/execute"
 	"github.com/sluicehq/sluice/domain/pipeline"
 )
@@ -23,6 +24,8 @@ type sink struct {
 	tmp      *os.File
 	bw       *bufio.Writer
 	w        format.Writer
+	jsonl    bool // the target is JSONL: JSON-line pages are written as they come
+	lines    bool // AcceptEncoding took JSON-line pages
 	perm     fs.FileMode
 	err      error // the first write error; the sink refuses to commit after it
 	finished bool
@@ -53,7 +56,7 @@ func (c *Connector) OpenSink(ctx context.Context, req execute.WriteRequest) (exe
 	if err != nil {
 		return nil, fmt.Errorf("file: %w", err)
 	}
-	s := &sink{target: target, perm: 0o644}
+	s := &sink{target: target, perm: 0o644, jsonl: opts.Format == format.JSONL}
 	st, statErr := os.Stat(target)
 	exists := statErr == nil
 	switch {
@@ -133,7 +136,16 @@ func (s *sink) Write(ctx context.Context, p *execute.Page) error {
 	if s.err != nil {
 		return s.err
 	}
-	if err := s.w.Write(p); err != nil {
+	var err error
+	switch {
+	case p.Encoded == nil:
+		err = s.w.Write(p)
+	case p.Encoded.Format == jsonlines.Format && s.lines:
+		_, err = s.bw.Write(p.Encoded.Data)
+	default:
+		err = fmt.Errorf("page encoded as %q, which this sink did not accept", p.Encoded.Format)
+	}
+	if err != nil {
 		s.err = fmt.Errorf("file: %s: %w", s.target, err)
 		return s.err
 	}
@@ -192,6 +204,14 @@ func (s *sink) discard() error {
 }
 
 func (*sink) Durability() execute.Durability { return execute.AtEnd }
+
+// AcceptEncoding takes JSON-line pages (objects checked by the source and passed as they
+// are) into a JSONL file: the lines are the objects the decoded rows would be written as,
+// byte for byte as the source held them.
+func (s *sink) AcceptEncoding(_ context.Context, e execute.Encoding) bool {
+	s.lines = s.jsonl && e.Format == jsonlines.Format
+	return s.lines
+}
 
 // syncDir makes the rename durable. Best effort: some filesystems refuse to sync a
 // directory, and the rename itself already happened.

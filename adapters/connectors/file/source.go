@@ -15,6 +15,7 @@ import (
 
 	"github.com/sluicehq/sluice/adapters/connectors/internal/cfg"
 	"github.com/sluicehq/sluice/adapters/connectors/internal/format"
+	"github.com/sluicehq/sluice/adapters/connectors/internal/jsonlines"
 	"github.com/sluicehq/sluice/adapters/connectors/internal/retry"
 	"github.com/sluicehq/sluice/application/execute"
 )
@@ -36,6 +37,8 @@ type source struct {
 	cancel context.CancelFunc
 	opts   format.Options
 	scan   *format.Scanner
+	// incremental reads keep decoded rows: the cursor is read from them.
+	incremental bool
 }
 
 // OpenSource resolves the path (glob, URL) and checks the options; files are opened one
@@ -48,7 +51,7 @@ func (c *Connector) OpenSource(ctx context.Context, req execute.ReadRequest) (ex
 	if p == "" {
 		return nil, fmt.Errorf("file: config key \"path\" is required")
 	}
-	s := &source{c: c}
+	s := &source{c: c, incremental: req.Incremental != nil}
 	if s.opts, err = format.Parse(req.Config, nameOf(p)); err != nil {
 		return nil, fmt.Errorf("file: %w", err)
 	}
@@ -157,6 +160,24 @@ func (s *source) Next(ctx context.Context) (*execute.Page, error) {
 	stop := context.AfterFunc(ctx, s.cancel)
 	defer stop()
 	return s.scan.Next(ctx)
+}
+
+// Encoding offers JSON lines for a full read of JSONL: each object is checked and passed
+// on as written, so a sink that writes JSON objects (a JSONL file, Kafka) skips decoding
+// and encoding every row.
+func (s *source) Encoding() (execute.Encoding, bool) {
+	if s.opts.Format != format.JSONL || s.incremental {
+		return execute.Encoding{}, false
+	}
+	return execute.Encoding{Format: jsonlines.Format}, true
+}
+
+// UseEncoding switches to JSON-line pages; it is called before the first Next.
+func (s *source) UseEncoding(context.Context) error {
+	if _, ok := s.Encoding(); !ok {
+		return fmt.Errorf("file: JSON lines are offered only for a full read of JSONL")
+	}
+	return s.scan.UseLines()
 }
 
 func (s *source) open(in input) (format.Reader, error) {

@@ -14,4 +14,9 @@
 // option, and the dialer must stay ours so the dial policy sees every connection);
 // `sasl_mechanism` PLAIN / SCRAM-SHA-256 / SCRAM-SHA-512 logs in with sasl_username and
 // sasl_password (a ${secret:} value, redacted as a Secret field).
+//
+// A full read takes the partitions in order, fetching the next one ahead so the switch
+// does not wait for a fetch (sequence.go). JSON values of a full read, and JSON lines
+// into the sink, pass through without being decoded into rows when the other side writes
+// JSON objects as they are (passthrough.go, package jsonlines).
 package kafka

@@ -13,6 +13,7 @@ import (
 	"github.com/sluicehq/sluice/adapters/connectors/internal/cfg"
 	"github.com/sluicehq/sluice/adapters/connectors/internal/cursor"
 	"github.com/sluicehq/sluice/adapters/connectors/internal/jsonenc"
+	"github.com/sluicehq/sluice/adapters/connectors/internal/jsonlines"
 	"github.com/sluicehq/sluice/adapters/connectors/internal/retry"
 	"github.com/sluicehq/sluice/application/execute"
 )
@@ -71,6 +72,7 @@ type sink struct {
 	// before Write returns; without, pages are pipelined (see streams).
 	bookmarks bool
 	inflight  inflight
+	lines     bool // AcceptEncoding took JSON-line pages
 }
 
 // connect builds a client and waits until the brokers list topic (and any other topics).
@@ -128,6 +130,9 @@ func (s *sink) streams() bool { return !s.bookmarks && s.txn == nil }
 // records encodes a page as messages: the row as a JSON object, the key from the key
 // columns (the one value as text, several as a JSON array).
 func (s *sink) records(p *execute.Page) ([]*kgo.Record, error) {
+	if p.Encoded != nil {
+		return s.lineRecords(p.Encoded)
+	}
 	if s.enc == nil || !slices.Equal(s.enc.Columns(), p.Columns) {
 		s.enc = jsonenc.NewRowEncoder(p.Columns)
 		s.keyAt = s.keyAt[:0]
@@ -160,6 +165,29 @@ func (s *sink) records(p *execute.Page) ([]*kgo.Record, error) {
 	// The values point into buf; a fresh buffer for the next page keeps them intact
 	// until the brokers have them.
 	s.bufHint, s.buf = len(s.buf), nil
+	return recs, nil
+}
+
+// AcceptEncoding takes JSON-line pages (objects checked by the source and passed as they
+// are) when every message is just the object: no key columns to pick out of a row, and
+// no transaction (an exactly-once sink writes decoded pages with WriteAt).
+func (s *sink) AcceptEncoding(_ context.Context, e execute.Encoding) bool {
+	s.lines = e.Format == jsonlines.Format && len(s.o.key) == 0 && s.txn == nil
+	return s.lines
+}
+
+// lineRecords makes a message of every line; the values point into the page's bytes,
+// which the source never reuses.
+func (s *sink) lineRecords(e *execute.Encoded) ([]*kgo.Record, error) {
+	if e.Format != jsonlines.Format || !s.lines {
+		return nil, fmt.Errorf("kafka: page encoded as %q, which this sink did not accept", e.Format)
+	}
+	slab := make([]kgo.Record, 0, e.Rows)
+	recs := make([]*kgo.Record, 0, e.Rows)
+	jsonlines.Lines(e.Data, func(l []byte) {
+		slab = append(slab, kgo.Record{Value: l[:len(l):len(l)]})
+		recs = append(recs, &slab[len(slab)-1])
+	})
 	return recs, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"time"
 	"unicode/utf8"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -13,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/sluicehq/sluice/adapters/connectors/internal/cfg"
+	"github.com/sluicehq/sluice/adapters/connectors/internal/jsonlines"
 	"github.com/sluicehq/sluice/adapters/connectors/internal/pager"
 	"github.com/sluicehq/sluice/adapters/connectors/internal/records"
 	"github.com/sluicehq/sluice/adapters/connectors/internal/retry"
@@ -158,7 +160,10 @@ func (*Connector) OpenSource(ctx context.Context, req execute.ReadRequest) (exec
 	// control records are kept so the read can step over the markers at a partition's end.
 	b, cl, err := openBounds(ctx, o, req.Reach,
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.KeepControlRecords(),
-		kgo.FetchMaxPartitionBytes(4<<20), kgo.FetchMaxBytes(4<<20))
+		kgo.FetchMaxPartitionBytes(1<<20), kgo.FetchMaxBytes(4<<20),
+		// A read is finite: a fetch at a partition's end finds nothing new, and the
+		// default 5 s wait for more would hold back the fetch of the next partition.
+		kgo.FetchMaxWait(250*time.Millisecond))
 	if err != nil {
 		return nil, err
 	}
@@ -186,13 +191,9 @@ func (*Connector) OpenSource(ctx context.Context, req execute.ReadRequest) (exec
 	if req.Incremental == nil {
 		// A full read has no offsets bookmark: an exactly-once resume drops the rows an
 		// earlier attempt delivered by count, so the rows must come in the same order on
-		// every read. Partitions are read one after another, each in offset order.
-		for p := range assign {
-			s.queue = append(s.queue, p)
-		}
-		slices.Sort(s.queue)
-		s.assign = assign
-		s.advance()
+		// every read. Partitions are read one after another, each in offset order
+		// (sequence.go).
+		s.seq = newSequence(cl, o.topic, assign)
 	} else if len(assign) > 0 {
 		cl.AddConsumePartitions(map[string]map[int32]kgo.Offset{o.topic: assign})
 	}
@@ -209,15 +210,17 @@ type source struct {
 	cursor string // bookmark cursor name; "" when the read is not incremental
 	next   offsets
 	end    offsets
-	open   int // partitions not yet read to their end
-	// A full read consumes one partition at a time (see OpenSource): queue holds the
-	// partitions still to start and assign their start offsets; nil for other reads.
-	queue  []int32
-	assign map[int32]kgo.Offset
+	open   int       // partitions not yet read to their end
+	seq    *sequence // a full read's partition order; nil for other reads
 	build  records.Builder
 	raw    [][]any
 	bytes  int64
 	err    error
+	// Set by UseEncoding: values pass through as JSON lines (passthrough.go).
+	encoded bool
+	lines   []byte
+	count   int
+	hint    int // bytes of the last page's lines
 }
 
 // Next returns up to batch rows; partitions read to their end are paused, and the read
@@ -229,6 +232,13 @@ func (s *source) Next(ctx context.Context) (*execute.Page, error) {
 	for s.rows() < s.o.batch && s.open > 0 {
 		if err := ctx.Err(); err != nil {
 			return nil, err
+		}
+		if s.seq != nil && len(s.seq.pending) > 0 {
+			if err := s.takePending(); err != nil {
+				s.err = err
+				return nil, err
+			}
+			continue
 		}
 		var fetches kgo.Fetches
 		err := retry.Do(ctx, s.retry, func(ctx context.Context) error {
@@ -251,7 +261,7 @@ func (s *source) Next(ctx context.Context) (*execute.Page, error) {
 		var ferr error
 		fetches.EachRecord(func(r *kgo.Record) {
 			if ferr == nil {
-				ferr = s.take(r)
+				ferr = s.route(r)
 			}
 		})
 		if ferr != nil {
@@ -268,6 +278,9 @@ func (s *source) Next(ctx context.Context) (*execute.Page, error) {
 }
 
 func (s *source) rows() int {
+	if s.encoded {
+		return s.count
+	}
 	if s.o.format == FormatRaw {
 		return len(s.raw)
 	}
@@ -297,32 +310,31 @@ func (s *source) take(r *kgo.Record) error {
 		s.raw = append(s.raw, row)
 		return nil
 	}
-	if err := s.build.AddJSON(r.Value); err != nil {
+	var err error
+	if s.encoded {
+		if s.lines, err = jsonlines.Append(s.lines, r.Value, decodeLine); err == nil {
+			s.count++
+			s.bytes += int64(len(r.Value))
+		}
+	} else {
+		err = s.build.AddJSON(r.Value)
+	}
+	if err != nil {
 		return fmt.Errorf("kafka: topic %q partition %d offset %d: message value %w (use format: raw for values that are not JSON objects)",
 			r.Topic, r.Partition, r.Offset, err)
 	}
 	return nil
 }
 
-// done stops fetching a partition that reached its end.
+// done stops fetching a partition that reached its end; a full read goes on with the
+// next partition.
 func (s *source) done(p int32) {
 	s.next[p] = max(s.next[p], s.end[p])
 	s.open--
 	s.cl.PauseFetchPartitions(map[string][]int32{s.o.topic: {p}})
-	if s.assign != nil {
-		s.cl.RemoveConsumePartitions(map[string][]int32{s.o.topic: {p}})
-		s.advance()
+	if s.seq != nil && p == s.seq.cur {
+		s.seq.advance(s.cl, s.o.topic)
 	}
-}
-
-// advance starts the next partition of a sequential read.
-func (s *source) advance() {
-	if len(s.queue) == 0 {
-		return
-	}
-	p := s.queue[0]
-	s.queue = s.queue[1:]
-	s.cl.AddConsumePartitions(map[string]map[int32]kgo.Offset{s.o.topic: {p: s.assign[p]}})
 }
 
 func rawRow(r *kgo.Record) []any {
@@ -352,7 +364,15 @@ func text(b []byte) any {
 // page takes the rows gathered so far, with the offsets they reach as the bookmark.
 func (s *source) page() *execute.Page {
 	var p *execute.Page
-	if s.o.format == FormatRaw {
+	if s.encoded {
+		if s.count == 0 {
+			return nil
+		}
+		p = &execute.Page{Encoded: &execute.Encoded{Format: jsonlines.Format, Data: s.lines, Rows: s.count}, Bytes: s.bytes}
+		// The sink owns the page's bytes: the next page gets a buffer of its own.
+		s.hint = len(s.lines)
+		s.lines, s.count, s.bytes = make([]byte, 0, s.hint+s.hint/8), 0, 0
+	} else if s.o.format == FormatRaw {
 		if len(s.raw) == 0 {
 			return nil
 		}

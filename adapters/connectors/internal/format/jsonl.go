@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/sluicehq/sluice/adapters/connectors/internal/jsonenc"
+	"github.com/sluicehq/sluice/adapters/connectors/internal/jsonlines"
 )
 
 // jsonlReader reads one JSON object per line.
@@ -45,6 +48,40 @@ func (r *jsonlReader) Read() ([]string, []any, int64, error) {
 		}
 		return keys, vals, size, nil
 	}
+}
+
+// AppendLine appends the next object as a JSON line (jsonlines.Append): as written when
+// it fits a line, else parsed as Read parses it — failing with Read's error — and encoded
+// again. size is the line's size in the file; io.EOF after the last.
+func (r *jsonlReader) AppendLine(dst []byte) ([]byte, int64, error) {
+	for {
+		line, err := r.readLine()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return dst, 0, io.EOF
+			}
+			return dst, 0, fmt.Errorf("%s line %d: %w", r.name, r.line+1, err)
+		}
+		r.line++
+		size := int64(len(line))
+		line = bytes.TrimRight(line, "\r\n")
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		out, err := jsonlines.Append(dst, line, r.encode)
+		if err != nil {
+			return dst, 0, fmt.Errorf("%s line %d: %w", r.name, r.line, err)
+		}
+		return out, size, nil
+	}
+}
+
+func (r *jsonlReader) encode(dst, b []byte) ([]byte, error) {
+	keys, vals, err := r.p.parse(b)
+	if err != nil {
+		return dst, err
+	}
+	return jsonenc.NewRowEncoder(keys).AppendRow(dst, vals)
 }
 
 // readLine returns the next line including its newline (none on the last line), or

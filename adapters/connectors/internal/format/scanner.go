@@ -58,6 +58,9 @@ type Scanner struct {
 
 	ahead *row
 	done  bool
+
+	lines bool // UseLines: pages of JSON lines (scanner_lines.go)
+	hint  int  // bytes of the last page of lines
 }
 
 type row struct {
@@ -90,6 +93,9 @@ func (s *Scanner) Next(ctx context.Context) (*execute.Page, error) {
 	}
 	if s.done && s.ahead == nil {
 		return nil, io.EOF
+	}
+	if s.lines {
+		return s.nextLines(ctx)
 	}
 	b := pageBuilder{}
 	if s.ahead != nil {
@@ -145,25 +151,13 @@ func (s *Scanner) fail(ctx context.Context, err error) error {
 // pull returns the next row to emit across all objects, applying the incremental filter.
 func (s *Scanner) pull() (row, error) {
 	for {
-		if s.cur == nil {
-			if s.next >= len(s.objects) {
-				return row{}, io.EOF
-			}
-			obj := s.objects[s.next]
-			s.next++
-			r, err := obj.Open()
-			if err != nil {
-				return row{}, err
-			}
-			_, fixed := r.(fixedColumns)
-			s.cur, s.curName, s.curKeys, s.curFixed = r, obj.Name, nil, fixed
+		if err := s.openNext(); err != nil {
+			return row{}, err
 		}
 		keys, vals, size, err := s.cur.Read()
 		if errors.Is(err, io.EOF) {
-			cerr := s.cur.Close()
-			s.cur = nil
-			if cerr != nil {
-				return row{}, fmt.Errorf("%s: %w", s.curName, cerr)
+			if err := s.closeCur(); err != nil {
+				return row{}, err
 			}
 			continue
 		}
@@ -184,6 +178,35 @@ func (s *Scanner) pull() (row, error) {
 		}
 		return row{keys: keys, vals: vals, size: size}, nil
 	}
+}
+
+// openNext opens the next object when none is open; io.EOF after the last.
+func (s *Scanner) openNext() error {
+	if s.cur != nil {
+		return nil
+	}
+	if s.next >= len(s.objects) {
+		return io.EOF
+	}
+	obj := s.objects[s.next]
+	s.next++
+	r, err := obj.Open()
+	if err != nil {
+		return err
+	}
+	_, fixed := r.(fixedColumns)
+	s.cur, s.curName, s.curKeys, s.curFixed = r, obj.Name, nil, fixed
+	return nil
+}
+
+// closeCur closes the object read to its end.
+func (s *Scanner) closeCur() error {
+	err := s.cur.Close()
+	s.cur = nil
+	if err != nil {
+		return fmt.Errorf("%s: %w", s.curName, err)
+	}
+	return nil
 }
 
 func (s *Scanner) cursorValue(keys []string, vals []any) (any, error) {
