@@ -224,13 +224,18 @@ func TestClusterDrainHandsRunsToPeers(t *testing.T) {
 	c := e2e.StartCluster(t, 1, cfg, nil)
 	m0 := c.Members[0]
 	ids := []string{
-		m0.MustSubmit(t, e2e.SubmitRequest{Config: e2e.SlowConfig("drain-1", 50, 10)}),
-		m0.MustSubmit(t, e2e.SubmitRequest{Config: e2e.SlowConfig("drain-2", 50, 10)}),
+		// 15 s each: still running when m0 drains after two more members have started,
+		// which takes seconds on a loaded machine (5 s runs finished before the drain).
+		m0.MustSubmit(t, e2e.SubmitRequest{Config: e2e.SlowConfig("drain-1", 300, 20)}),
+		m0.MustSubmit(t, e2e.SubmitRequest{Config: e2e.SlowConfig("drain-2", 300, 20)}),
 	}
 	for _, id := range ids {
 		m0.WaitRun(t, id, 15*time.Second, "running on m0", runningOn(m0.InstanceID(t)))
 	}
 	m1, m2 := c.Add(t, nil), c.Add(t, nil)
+	for _, id := range ids {
+		require.Equal(t, "running", m0.GetRun(t, id).Status, "the run must still be running when m0 drains")
+	}
 
 	m0.Term(t)
 	require.Eventually(t, func() bool {
@@ -254,7 +259,7 @@ func TestClusterDrainHandsRunsToPeers(t *testing.T) {
 	require.Equal(t, 0, res.Code, res.String())
 	peers := []string{m1.InstanceID(t), m2.InstanceID(t)}
 	for _, id := range ids {
-		final := m1.WaitRun(t, id, 30*time.Second, "terminal", terminal)
+		final := m1.WaitRun(t, id, 90*time.Second, "terminal", terminal)
 		require.Equal(t, "completed", final.Status)
 		require.Equal(t, []string{"handed_back", "completed"}, final.Outcomes())
 		require.Equal(t, m0.InstanceID(t), final.Attempts[0].InstanceID)
