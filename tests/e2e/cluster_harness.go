@@ -480,6 +480,24 @@ func (m *Member) Metrics(t testing.TB) string {
 // Logs parses the member's stderr so far.
 func (m *Member) Logs() []LogLine { return ParseLogs(m.Stderr()) }
 
+// WaitLog waits for the member's first log line whose message contains msg, and returns
+// it; within only bounds a failure.
+func (m *Member) WaitLog(t testing.TB, msg string, within time.Duration) LogLine {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		for _, l := range m.Logs() {
+			if strings.Contains(l.Msg, msg) {
+				return l
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: no log line says %q after %s", m.Name, msg, within)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // WaitRun polls the run through m until ok accepts it, and returns it.
 func (m *Member) WaitRun(t testing.TB, id string, within time.Duration, what string, ok func(RunResource) bool) RunResource {
 	t.Helper()
