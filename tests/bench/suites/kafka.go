@@ -60,7 +60,7 @@ func measureKafka(ctx context.Context, env *harness.Env) (harness.Table, error) 
 	}
 	env.Note("Each row is one process against a kfake cluster (%d partitions) run inside sluice-bench; the baseline is "+
 		"tests/bench/baseline/kafkajsonl (franz-go alone: values copied as lines, no decoding); every output's row count is verified.", kafkaPartitions)
-	env.Note("sluice decodes each message into a row and encodes it again (Kafka → JSONL); JSONL → Kafka (a full read) hands the file source's pages of 10,000 to the producer without waiting per page and awaits every acknowledgement at the end.")
+	env.Note("JSON objects pass through as lines, each checked (Kafka → JSONL reads the partitions one after another, the next fetched ahead); JSONL → Kafka (a full read) hands the file source's pages of 10,000 to the producer without waiting per page and awaits every acknowledgement at the end.")
 
 	var rows []kafkaRow
 	run := func(label string, base int, c harness.Command, count func() (int64, error)) error {

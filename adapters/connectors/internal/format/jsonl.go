@@ -28,51 +28,50 @@ func NewJSONLReader(br *bufio.Reader, closer io.Closer, name string) Reader {
 }
 
 func (r *jsonlReader) Read() ([]string, []any, int64, error) {
-	for {
-		line, err := r.readLine()
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil, nil, 0, io.EOF
-			}
-			return nil, nil, 0, fmt.Errorf("%s line %d: %w", r.name, r.line+1, err)
-		}
-		r.line++
-		size := int64(len(line))
-		line = bytes.TrimRight(line, "\r\n")
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
-		}
-		keys, vals, perr := r.p.parse(line)
-		if perr != nil {
-			return nil, nil, 0, fmt.Errorf("%s line %d: %w", r.name, r.line, perr)
-		}
-		return keys, vals, size, nil
+	line, size, err := r.nextLine()
+	if err != nil {
+		return nil, nil, 0, err
 	}
+	keys, vals, err := r.p.parse(line)
+	if err != nil {
+		return nil, nil, 0, fmt.Errorf("%s line %d: %w", r.name, r.line, err)
+	}
+	return keys, vals, size, nil
 }
 
 // AppendLine appends the next object as a JSON line (jsonlines.Append): as written when
 // it fits a line, else parsed as Read parses it — failing with Read's error — and encoded
 // again. size is the line's size in the file; io.EOF after the last.
 func (r *jsonlReader) AppendLine(dst []byte) ([]byte, int64, error) {
+	line, size, err := r.nextLine()
+	if err != nil {
+		return dst, 0, err
+	}
+	out, err := jsonlines.Append(dst, line, r.encode)
+	if err != nil {
+		return dst, 0, fmt.Errorf("%s line %d: %w", r.name, r.line, err)
+	}
+	return out, size, nil
+}
+
+// nextLine returns the next line that is not blank, without its line end, and its size in
+// the file (line end included); read errors name the line, io.EOF comes bare after the
+// last. The slice is valid until the next call.
+func (r *jsonlReader) nextLine() ([]byte, int64, error) {
 	for {
 		line, err := r.readLine()
 		if err != nil {
 			if errors.Is(err, io.EOF) {
-				return dst, 0, io.EOF
+				return nil, 0, io.EOF
 			}
-			return dst, 0, fmt.Errorf("%s line %d: %w", r.name, r.line+1, err)
+			return nil, 0, fmt.Errorf("%s line %d: %w", r.name, r.line+1, err)
 		}
 		r.line++
 		size := int64(len(line))
 		line = bytes.TrimRight(line, "\r\n")
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
+		if len(bytes.TrimSpace(line)) > 0 {
+			return line, size, nil
 		}
-		out, err := jsonlines.Append(dst, line, r.encode)
-		if err != nil {
-			return dst, 0, fmt.Errorf("%s line %d: %w", r.name, r.line, err)
-		}
-		return out, size, nil
 	}
 }
 
