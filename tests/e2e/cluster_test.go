@@ -79,7 +79,13 @@ func TestClusterKillNineLosesNoRun(t *testing.T) {
 	for i := range total / 2 {
 		submit(c.Members[i%3], i)
 	}
-	require.Eventually(t, func() bool { return victim.InFlight() > 0 }, 20*time.Second, 10*time.Millisecond,
+	// Nine 10 s runs, one more than the two others can hold at once (4 each): the victim
+	// is sure to hold one long enough for its in-flight count to show, however slow the
+	// machine (the 0.2 s runs alone could all end between two looks).
+	for i := range 9 {
+		ids = append(ids, c.Members[i%3].MustSubmit(t, e2e.SubmitRequest{Config: e2e.SlowConfig(fmt.Sprintf("long-%d", i), 200, 20)}))
+	}
+	require.Eventually(t, func() bool { return victim.InFlight() > 0 }, 60*time.Second, 10*time.Millisecond,
 		"the victim executes runs")
 	victim.Kill(t)
 	killed := time.Now()
