@@ -160,10 +160,15 @@ func (*Connector) OpenSource(ctx context.Context, req execute.ReadRequest) (exec
 	// control records are kept so the read can step over the markers at a partition's end.
 	b, cl, err := openBounds(ctx, o, req.Reach,
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.KeepControlRecords(),
-		kgo.FetchMaxPartitionBytes(1<<20), kgo.FetchMaxBytes(4<<20),
-		// A read is finite: a fetch at a partition's end finds nothing new, and the
-		// default 5 s wait for more would hold back the fetch of the next partition.
-		kgo.FetchMaxWait(250*time.Millisecond))
+		// A read is finite: a fetch that holds only partitions at their end (or paused
+		// while their turn comes) finds nothing new, and the broker waits the fetch max
+		// wait before answering while the next partition's data is held back: at every
+		// partition switch of a full read. franz-go's least wait (10 ms) keeps those
+		// stalls short: 1M messages over 4 partitions took 1.5 s at 250 ms, 0.7 s at
+		// 10 ms. Half a MiB per partition keeps fetches small enough to overlap with
+		// writing the page before (1 and 4 MiB were slower, 4 MiB doubled the RSS).
+		kgo.FetchMaxPartitionBytes(512<<10), kgo.FetchMaxBytes(4<<20),
+		kgo.FetchMaxWait(10*time.Millisecond))
 	if err != nil {
 		return nil, err
 	}
