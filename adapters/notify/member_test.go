@@ -66,7 +66,7 @@ func TestASubmissionIsClaimedAtOnceThroughNotify(t *testing.T) {
 	r := newRun("p")
 	_, err := f.s.Create(context.Background(), r, nil)
 	require.NoError(t, err)
-	require.Eventually(t, func() bool { return f.status(t, r.ID) == "completed" }, 3*time.Second, tick)
+	require.Eventually(t, func() bool { return f.status(t, r.ID) == "completed" }, waitFor, tick)
 }
 
 func TestACancelFromAnotherMemberStopsTheRunAtOnce(t *testing.T) {
@@ -89,5 +89,5 @@ func TestACancelFromAnotherMemberStopsTheRunAtOnce(t *testing.T) {
 	// What a peer's cancel does: the flag in the history plus its notification.
 	_, err = f.s.RequestCancel(context.Background(), r.ID)
 	require.NoError(t, err)
-	require.Eventually(t, func() bool { return f.status(t, r.ID) == "cancelled" }, 3*time.Second, tick)
+	require.Eventually(t, func() bool { return f.status(t, r.ID) == "cancelled" }, waitFor, tick)
 }

@@ -76,13 +76,13 @@ func TestLeaderLoop(t *testing.T) {
 		Heartbeat: 20 * time.Millisecond, Poll: 10 * time.Millisecond,
 	})
 	l.Start()
-	require.Eventually(t, func() bool { return len(el.snapshot()) >= 2 }, 5*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { return len(el.snapshot()) >= 2 }, 30*time.Second, 5*time.Millisecond)
 	first := el.snapshot()[0]
 	require.Eventually(t, func() bool { first.mu.Lock(); defer first.mu.Unlock(); return first.resigned == 1 },
-		5*time.Second, 5*time.Millisecond, "a term whose heartbeat failed is resigned")
+		30*time.Second, 5*time.Millisecond, "a term whose heartbeat failed is resigned")
 	second := el.snapshot()[1]
 	require.Eventually(t, func() bool { second.mu.Lock(); defer second.mu.Unlock(); return second.beats >= 2 },
-		5*time.Second, 5*time.Millisecond, "the next term is renewed")
+		30*time.Second, 5*time.Millisecond, "the next term is renewed")
 	l.Stop()
 	l.Stop() // harmless
 	second.mu.Lock()

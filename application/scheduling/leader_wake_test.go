@@ -46,7 +46,7 @@ func TestLeaderWakesOnAnotherMembersSchedule(t *testing.T) {
 	require.NoError(t, err)
 	ln.Start()
 	t.Cleanup(ln.Stop)
-	require.Eventually(t, ln.Connected, 5*time.Second, 10*time.Millisecond)
+	require.Eventually(t, ln.Connected, 30*time.Second, 10*time.Millisecond)
 	<-ln.ScheduleWakeups() // what every subscription announces
 	wake := ln.ScheduleWakeups()
 	leaderStore := &countingStore{Store: w.st}
@@ -58,7 +58,7 @@ func TestLeaderWakesOnAnotherMembersSchedule(t *testing.T) {
 	l.Start()
 	t.Cleanup(l.Stop)
 	// The first pass found no schedule; the leader now sleeps its poll.
-	require.Eventually(t, func() bool { return leaderStore.lists.Load() >= 1 }, 5*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return leaderStore.lists.Load() >= 1 }, 30*time.Second, 10*time.Millisecond)
 
 	// Another member (its own service, so no in-process wake-up) creates a
 	// schedule that is due at once (today's midnight) and not again today.
@@ -71,6 +71,6 @@ func TestLeaderWakesOnAnotherMembersSchedule(t *testing.T) {
 		require.NoError(t, err)
 		return len(ticks) == 1 && ticks[0].RunID != ""
 	}
-	require.Eventually(t, ticked, 5*time.Second, 10*time.Millisecond, "the notification wakes the leader")
+	require.Eventually(t, ticked, 30*time.Second, 10*time.Millisecond, "the notification wakes the leader")
 	require.Equal(t, int64(2), leaderStore.lists.Load(), "one pass for the wake-up, none for the poll")
 }
