@@ -247,38 +247,6 @@ func (m *Member) MustDo(t testing.TB, method, path string, body, out any) int {
 	return status
 }
 
-// WaitLive waits until /livez answers 200.
-func (m *Member) WaitLive(t testing.TB, within time.Duration) {
-	t.Helper()
-	m.waitStatus(t, "/livez", within)
-}
-
-// WaitReady waits until /readyz answers 200.
-func (m *Member) WaitReady(t testing.TB, within time.Duration) {
-	t.Helper()
-	m.waitStatus(t, "/readyz", within)
-}
-
-func (m *Member) waitStatus(t testing.TB, path string, within time.Duration) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	var last string
-	for time.Now().Before(deadline) {
-		if m.exited() {
-			t.Fatalf("%s exited while waiting for %s:\n%s", m.Name, path, tail(m.Stderr(), 8<<10))
-		}
-		status, data, err := m.Do(http.MethodGet, path, nil)
-		// The API answers before the last start hooks ran; "serve started" says they all
-		// did, so a signal the test sends next is a shutdown, not an interrupted start.
-		if err == nil && status == http.StatusOK && strings.Contains(m.Stderr(), "serve started") {
-			return
-		}
-		last = fmt.Sprintf("status %d %s err %v", status, data, err)
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("%s: %s did not answer 200 within %s (last: %s)\n%s", m.Name, path, within, last, tail(m.Stderr(), 8<<10))
-}
-
 // Submit posts a run and answers the status with the decoded body.
 func (m *Member) Submit(t testing.TB, req SubmitRequest) (int, Submitted) {
 	t.Helper()
@@ -359,47 +327,6 @@ func StartCluster(t testing.TB, n int, cfg MemberConfig, edit func(i int, c *Mem
 	return c
 }
 
-// WaitInstances waits until every member's /readyz lists n live instances.
-func (c *Cluster) WaitInstances(t testing.TB, n int, within time.Duration) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for _, m := range c.Members {
-		for {
-			status, data, err := m.Do(http.MethodGet, "/readyz", nil)
-			var r Readiness
-			if err == nil && json.Unmarshal(data, &r) == nil && r.Cluster.Instances == n {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: /readyz does not list %d instances (status %d, err %v): %s", m.Name, n, status, err, data)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
-}
-
-// WaitTerminal polls the runs through any answering member until each is terminal, and
-// returns them by id.
-func (c *Cluster) WaitTerminal(t testing.TB, ids []string, within time.Duration) map[string]RunResource {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	out := make(map[string]RunResource, len(ids))
-	for _, id := range ids {
-		for {
-			r, ok := c.tryGet(id)
-			if ok && r.Terminal() {
-				out[id] = r
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("run %s is not terminal after %s (last status %q)", id, within, r.Status)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
-	return out
-}
-
 // Get reads a run from the first member that answers; ok is false when none does.
 func (c *Cluster) Get(id string) (RunResource, bool) { return c.tryGet(id) }
 
@@ -432,23 +359,26 @@ func (m *Member) InstanceID(t testing.TB) string {
 	if m.instanceID != "" {
 		return m.instanceID
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		status, data, err := m.Do(http.MethodGet, "/readyz", nil)
+	var (
+		status int
+		data   []byte
+		err    error
+	)
+	poll(t, time.Now().Add(30*time.Second), func() bool {
+		status, data, err = m.Do(http.MethodGet, "/readyz", nil)
 		var r Readiness
 		if err == nil && json.Unmarshal(data, &r) == nil {
 			for _, mm := range r.Cluster.Members {
 				if mm.Listen == m.Config.Listen {
 					m.instanceID = mm.InstanceID
-					return mm.InstanceID
 				}
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: /readyz does not list itself (status %d, err %v): %s", m.Name, status, err, data)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return m.instanceID != ""
+	}, func() string {
+		return fmt.Sprintf("%s: /readyz does not list itself (status %d, err %v): %s", m.Name, status, err, data)
+	})
+	return m.instanceID
 }
 
 // InFlight is the in_flight count the member reports for itself in /readyz, or -1 when
@@ -479,42 +409,6 @@ func (m *Member) Metrics(t testing.TB) string {
 
 // Logs parses the member's stderr so far.
 func (m *Member) Logs() []LogLine { return ParseLogs(m.Stderr()) }
-
-// WaitLog waits for the member's first log line whose message contains msg, and returns
-// it; within only bounds a failure.
-func (m *Member) WaitLog(t testing.TB, msg string, within time.Duration) LogLine {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
-		for _, l := range m.Logs() {
-			if strings.Contains(l.Msg, msg) {
-				return l
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: no log line says %q after %s", m.Name, msg, within)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// WaitRun polls the run through m until ok accepts it, and returns it.
-func (m *Member) WaitRun(t testing.TB, id string, within time.Duration, what string, ok func(RunResource) bool) RunResource {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	var last RunResource
-	for {
-		status, data, err := m.Do(http.MethodGet, "/v1/runs/"+id, nil)
-		if err == nil && status == http.StatusOK && json.Unmarshal(data, &last) == nil && ok(last) {
-			return last
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: run %s is not %s after %s (status %q, owner %+v, attempts %v)", m.Name, id, what, within,
-				last.Status, last.Owner, last.Outcomes())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
 
 // Add starts one more member into the cluster with the cluster's shared settings (its
 // first member's), adjusted by edit.
