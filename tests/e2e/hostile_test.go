@@ -372,7 +372,11 @@ pipeline:
     type: sqlite
     config: { connection_url: "sqlite:` + filepath.Join(dir, "dst.db") + `", table_name: rows, write_mode: append, create_table: true }
 `})
-	r := s.waitStatus(t, id, "failed", 30*time.Second)
+	// The bound only ends a hung run. Alone the run fails within half a second, but parsing
+	// the 900 KB config twice (submit and claim), resolving the path and scrubbing the
+	// message cost it about 0.2 s of CPU, and with two race-enabled CIs on two cores it
+	// waited past 30 s for that CPU.
+	r := s.waitStatus(t, id, "failed", 2*time.Minute)
 	require.NotNil(t, r.Error)
 	require.LessOrEqual(t, len(r.Error.Message), 4096)
 	require.Regexp(t, `… \[truncated: \d+ bytes\]$`, r.Error.Message)
