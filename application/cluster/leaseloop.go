@@ -318,8 +318,10 @@ func (m *Member) reclaim() bool {
 	return true
 }
 
+// countReclaimed counts, logs and audits what a reclaim pass did. The counters come first:
+// the requeued runs are already claimable, and a peer may finish one while the audit
+// entries (a history write each) are still being written.
 func (m *Member) countReclaimed(got []Reclaimed) {
-	m.auditReclaimed(got)
 	for _, r := range got {
 		m.metrics.Reclaimed(r.Outcome)
 		switch r.Outcome {
@@ -330,6 +332,7 @@ func (m *Member) countReclaimed(got []Reclaimed) {
 		}
 		m.log.Info("reclaimed a run whose lease expired", "run_id", r.ID, "outcome", r.Outcome)
 	}
+	m.auditReclaimed(got)
 }
 
 // pollCancels fires the tokens of runs here whose cancel was requested on another member.

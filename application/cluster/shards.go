@@ -144,19 +144,22 @@ func (m *Member) reclaimShards() bool {
 	return m.countShardReclaim(got)
 }
 
-// countShardReclaim counts and logs what a shard reclaim did; it reports whether a shard
-// was requeued.
+// countShardReclaim counts, logs and audits what a shard reclaim did; it reports whether a
+// shard was requeued. The audit entries (a history write each) come after the counters, as
+// for runs (countReclaimed).
 func (m *Member) countShardReclaim(got ShardReclaim) bool {
 	requeued := false
 	for _, r := range got.Shards {
 		m.metrics.ShardReclaimed(r.Outcome)
 		m.log.Info("reclaimed a shard whose lease expired", "run_id", r.RunID, "shard", r.Index, "outcome", r.Outcome)
-		m.audit(ActionShardReclaimed, r.RunID, map[string]any{"shard": r.Index, "outcome": r.Outcome})
 		requeued = requeued || r.Outcome == "requeued"
 		m.runEnded(r.RunID, got.Names[r.RunID], r.Parent)
 	}
 	for id, status := range got.Settled {
 		m.runEnded(id, got.Names[id], status)
+	}
+	for _, r := range got.Shards {
+		m.audit(ActionShardReclaimed, r.RunID, map[string]any{"shard": r.Index, "outcome": r.Outcome})
 	}
 	return requeued
 }
