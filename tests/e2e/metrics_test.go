@@ -82,7 +82,15 @@ func TestServeMetricsAfterRuns(t *testing.T) {
 	id := s.submit(t, map[string]any{"config": generateConfig("extra", filepath.Join(dir, "extra.db"), 10, 0, 10, "")})
 	s.waitStatus(t, id, "completed", time.Minute)
 
-	raw, fams := scrapeMetrics(t, s)
+	// A run's counters move just after its finish commits, and its slot is freed after
+	// that: a scrape right after the completed answer can come a moment early on a loaded
+	// machine, so read the counters once nothing is in flight.
+	var raw []byte
+	var fams map[string]*dto.MetricFamily
+	require.Eventually(t, func() bool {
+		raw, fams = scrapeMetrics(t, s)
+		return sampleValue(t, fams, "sluice_serve_runs_in_flight", nil) == 0
+	}, time.Minute, 20*time.Millisecond, "a run still in flight after every run ended")
 	type sample struct {
 		name   string
 		labels map[string]string
