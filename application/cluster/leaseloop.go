@@ -63,7 +63,7 @@ func (m *Member) leaseLoop() {
 			wait = m.reclaimPass()
 			m.deps.Events.reclaimPass(true)
 		case <-poll.C:
-			m.pollCancels()
+			m.pollCancels(viaPoll)
 			continue
 		}
 		if m.renewalFailing() {
@@ -335,8 +335,16 @@ func (m *Member) countReclaimed(got []Reclaimed) {
 	m.auditReclaimed(got)
 }
 
-// pollCancels fires the tokens of runs here whose cancel was requested on another member.
-func (m *Member) pollCancels() {
+// How a cross-member cancel reached this member, as its log line says: the owner's
+// notification, or its own look at the flags every poll interval (the fallback).
+const (
+	viaNotification = "notification"
+	viaPoll         = "poll"
+)
+
+// pollCancels fires the tokens of runs here whose cancel was requested on another member;
+// via says what made it look.
+func (m *Member) pollCancels(via string) {
 	m.mu.Lock()
 	failing := m.renewFailing
 	ids := make([]string, 0, len(m.execs))
@@ -359,7 +367,7 @@ func (m *Member) pollCancels() {
 	}
 	for _, id := range got {
 		if m.CancelLocal(id) {
-			m.log.Info("cancel requested; stopping the run at a page boundary", "run_id", id)
+			m.log.Info("cancel requested; stopping the run at a page boundary", "run_id", id, "via", via)
 		}
 	}
 }

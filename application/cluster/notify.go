@@ -25,10 +25,10 @@ func (m *Member) notifyLoop() {
 // history. "" stands for several: the flags of every run here are read.
 func (m *Member) notifiedCancel(id string) {
 	if id == "" {
-		m.pollCancels()
+		m.pollCancels(viaNotification)
 		return
 	}
 	if m.CancelLocal(id) {
-		m.log.Info("cancel requested; stopping the run at a page boundary", "run_id", id)
+		m.log.Info("cancel requested; stopping the run at a page boundary", "run_id", id, "via", viaNotification)
 	}
 }

@@ -129,11 +129,11 @@ func TestClusterPausedMemberIsFenced(t *testing.T) {
 	m0 := c.Members[0]
 	const rows = 40
 	id := m0.MustSubmit(t, e2e.SubmitRequest{Config: e2e.SlowConfig("paused", rows, 10)})
-	m0.WaitRun(t, id, 15*time.Second, "running on m0", runningOn(m0.InstanceID(t)))
+	m0.WaitRun(t, id, time.Minute, "running on m0", runningOn(m0.InstanceID(t)))
 	m1 := c.Add(t, nil)
 
 	m0.Pause(t)
-	r := m1.WaitRun(t, id, 20*time.Second, "reclaimed and claimed by m1", runningOn(m1.InstanceID(t)))
+	r := m1.WaitRun(t, id, time.Minute, "reclaimed and claimed by m1", runningOn(m1.InstanceID(t)))
 	require.Equal(t, 2, r.Attempt)
 	require.Equal(t, []string{"lost", ""}, r.Outcomes())
 	m0.Resume(t)
@@ -147,8 +147,8 @@ func TestClusterPausedMemberIsFenced(t *testing.T) {
 			}
 		}
 		return false
-	}, 15*time.Second, 50*time.Millisecond, "m0 reports the lost lease:\n%s", m0.Stderr())
-	require.Eventually(t, func() bool { return m0.InFlight() == 0 }, 10*time.Second, 50*time.Millisecond)
+	}, time.Minute, 50*time.Millisecond, "m0 reports the lost lease:\n%s", m0.Stderr())
+	require.Eventually(t, func() bool { return m0.InFlight() == 0 }, time.Minute, 50*time.Millisecond)
 
 	final := m1.WaitRun(t, id, 30*time.Second, "terminal", terminal)
 	require.Equal(t, "completed", final.Status)
@@ -177,7 +177,7 @@ func TestClusterHistoryOutageHandsRunsBack(t *testing.T) {
 		m0.MustSubmit(t, e2e.SubmitRequest{Config: e2e.SlowConfig("outage-2", 60, 10)}),
 	}
 	for _, id := range ids {
-		m0.WaitRun(t, id, 15*time.Second, "running on m0", runningOn(m0.InstanceID(t)))
+		m0.WaitRun(t, id, time.Minute, "running on m0", runningOn(m0.InstanceID(t)))
 	}
 	m1 := c.Add(t, func(cfg *e2e.MemberConfig) { cfg.History = history })
 
@@ -186,13 +186,13 @@ func TestClusterHistoryOutageHandsRunsBack(t *testing.T) {
 	require.Eventually(t, func() bool {
 		status, r := m0.Ready(t)
 		return status == http.StatusServiceUnavailable && !r.HistoryOK
-	}, 5*time.Second, 20*time.Millisecond, "/readyz answers 503 at once")
+	}, time.Minute, 20*time.Millisecond, "/readyz answers 503 once the history is cut")
 	status, sub := m0.Submit(t, e2e.SubmitRequest{Config: e2e.QuickConfig("during-outage", 1)})
 	require.Equal(t, http.StatusServiceUnavailable, status, "%+v", sub.Error)
 	require.Equal(t, "history_unavailable", sub.Error.Code)
 	require.Eventually(t, func() bool {
 		return metricSum(m0.Metrics(t), "sluice_serve_history_unreachable") == 1
-	}, 10*time.Second, 50*time.Millisecond)
+	}, time.Minute, 50*time.Millisecond)
 
 	// The event, not the test's clock: m0 says it stopped its runs and how long after its
 	// last renewal was sent (its monotonic clock). That must be under the TTL, so the leases
@@ -222,7 +222,7 @@ func TestClusterHistoryOutageHandsRunsBack(t *testing.T) {
 		require.True(t, final.Attempts[1].ClaimedAt.After(stopped), "claimed again only after m0 stopped it")
 		requireNoOverlap(t, final)
 	}
-	m0.WaitReady(t, 15*time.Second)
+	m0.WaitReady(t, time.Minute)
 	require.Zero(t, metricSum(m0.Metrics(t), "sluice_serve_history_unreachable"))
 }
 
@@ -242,7 +242,7 @@ func TestClusterDrainHandsRunsToPeers(t *testing.T) {
 		m0.MustSubmit(t, e2e.SubmitRequest{Config: e2e.SlowConfig("drain-2", 300, 20)}),
 	}
 	for _, id := range ids {
-		m0.WaitRun(t, id, 15*time.Second, "running on m0", runningOn(m0.InstanceID(t)))
+		m0.WaitRun(t, id, time.Minute, "running on m0", runningOn(m0.InstanceID(t)))
 	}
 	m1, m2 := c.Add(t, nil), c.Add(t, nil)
 	for _, id := range ids {
@@ -253,7 +253,7 @@ func TestClusterDrainHandsRunsToPeers(t *testing.T) {
 	require.Eventually(t, func() bool {
 		status, r := m0.Ready(t)
 		return status == http.StatusServiceUnavailable && r.Draining
-	}, 5*time.Second, 20*time.Millisecond)
+	}, time.Minute, 20*time.Millisecond)
 	status, sub := m0.Submit(t, e2e.SubmitRequest{Config: e2e.QuickConfig("while-draining", 1)})
 	require.Equal(t, http.StatusServiceUnavailable, status)
 	require.Equal(t, "draining", sub.Error.Code)
@@ -286,8 +286,8 @@ func TestClusterDrainHandsRunsToPeers(t *testing.T) {
 // owner in milliseconds; a pending run is cancelled at once.
 func TestClusterCancelThroughAnotherMember(t *testing.T) {
 	t.Parallel()
-	// Polling every 50 s: within the test, only a NOTIFY can carry the cancel to the owner
-	// (the waits below end far sooner), so no wall-clock bound is needed to tell the two.
+	// Polling every 50 s, so the notification is the path to see; the owner's log line says
+	// which one carried each cancel (via), so no wall-clock bound is needed to tell the two.
 	cfg := clusterConfig(testdb.Postgres(t), 60)
 	cfg.MaxConcurrent, cfg.PollSecs = 1, 50
 	c := e2e.StartCluster(t, 2, cfg, nil)
@@ -296,7 +296,7 @@ func TestClusterCancelThroughAnotherMember(t *testing.T) {
 		c.Members[1].MustSubmit(t, e2e.SubmitRequest{Config: e2e.SlowConfig("cancel-2", 600, 10)}),
 	}
 	for _, id := range long {
-		c.Members[0].WaitRun(t, id, 15*time.Second, "running", func(r e2e.RunResource) bool { return r.Status == "running" })
+		c.Members[0].WaitRun(t, id, time.Minute, "running", func(r e2e.RunResource) bool { return r.Status == "running" })
 	}
 	// Both members are full: a third run waits, and is cancelled at once from anywhere.
 	queued := c.Members[0].MustSubmit(t, e2e.SubmitRequest{Config: e2e.QuickConfig("cancel-pending", 1)})
@@ -314,12 +314,31 @@ func TestClusterCancelThroughAnotherMember(t *testing.T) {
 		}
 		start := time.Now()
 		require.Equal(t, http.StatusAccepted, other.Cancel(t, id))
-		final := other.WaitRun(t, id, 10*time.Second, "cancelled", terminal)
+		final := other.WaitRun(t, id, time.Minute, "cancelled", terminal)
 		took := time.Since(start)
 		require.Equal(t, "cancelled", final.Status)
 		require.Equal(t, []string{"cancelled"}, final.Outcomes())
+		require.Equal(t, "notification", cancelPath(t, owner, id), "the owner learnt of the cancel from the notification")
 		t.Logf("cancel through the other member took %s", took.Round(time.Millisecond))
 	}
+}
+
+// cancelPath is how run id's cancel reached its owner m, as m's log line says
+// ("notification" or "poll"). The line is written just after the run's token fires, so
+// it may trail the run's terminal answer a moment: it is waited for.
+func cancelPath(t *testing.T, m *e2e.Member, id string) string {
+	t.Helper()
+	via := ""
+	require.Eventually(t, func() bool {
+		for _, l := range m.Logs() {
+			if l.RunID == id && strings.HasPrefix(l.Msg, "cancel requested;") {
+				via, _ = l.Raw["via"].(string)
+				return true
+			}
+		}
+		return false
+	}, time.Minute, 20*time.Millisecond, "%s logged no cancel request for run %s", m.Name, id)
+	return via
 }
 
 // (e') With --poll-only the cancel flag is found by polling, within --cluster-poll-secs.
@@ -329,15 +348,17 @@ func TestClusterCancelPollOnly(t *testing.T) {
 	cfg.MaxConcurrent, cfg.PollOnly = 1, true
 	c := e2e.StartCluster(t, 2, cfg, nil)
 	id := c.Members[0].MustSubmit(t, e2e.SubmitRequest{Config: e2e.SlowConfig("poll-cancel", 600, 10)})
-	r := c.Members[0].WaitRun(t, id, 15*time.Second, "running", func(r e2e.RunResource) bool { return r.Status == "running" })
+	r := c.Members[0].WaitRun(t, id, time.Minute, "running", func(r e2e.RunResource) bool { return r.Status == "running" })
 	other := c.Members[0]
 	if other.InstanceID(t) == r.Owner.InstanceID {
 		other = c.Members[1]
 	}
 	start := time.Now()
 	require.Equal(t, http.StatusAccepted, other.Cancel(t, id))
-	final := other.WaitRun(t, id, 10*time.Second, "cancelled", terminal)
+	final := other.WaitRun(t, id, time.Minute, "cancelled", terminal)
 	require.Equal(t, "cancelled", final.Status)
+	owner := c.ByInstance(t, r.Owner.InstanceID)
+	require.Equal(t, "poll", cancelPath(t, owner, id), "with --poll-only the owner found the flag by polling")
 	t.Logf("found by polling after %s (poll interval 1 s)", time.Since(start).Round(time.Millisecond))
 }
 
@@ -382,7 +403,7 @@ func TestClusterPools(t *testing.T) {
 
 	// The gpu member is busy with a long run, so a second gpu run waits; then it leaves.
 	busy := m0.MustSubmit(t, e2e.SubmitRequest{Config: e2e.SlowConfig("gpu-long", 600, 10), Pool: "gpu"})
-	gpu.WaitRun(t, busy, 15*time.Second, "running on the gpu member", runningOn(gpu.InstanceID(t)))
+	gpu.WaitRun(t, busy, time.Minute, "running on the gpu member", runningOn(gpu.InstanceID(t)))
 	waiting := m0.MustSubmit(t, e2e.SubmitRequest{Config: e2e.QuickConfig("gpu-waits", 1), Pool: "gpu"})
 	require.Eventually(t, func() bool {
 		return metricSum(m0.Metrics(t), "sluice_serve_runs_pending", `pool="gpu"`) == 1
@@ -396,7 +417,7 @@ func TestClusterPools(t *testing.T) {
 	require.Equal(t, http.StatusUnprocessableEntity, status, "no live member serves gpu any more")
 	require.Equal(t, "pool_unserved", sub.Error.Code)
 	for _, id := range []string{busy, waiting} {
-		final := m0.WaitRun(t, id, 15*time.Second, "terminal", terminal)
+		final := m0.WaitRun(t, id, time.Minute, "terminal", terminal)
 		require.Equal(t, "failed", final.Status)
 		require.Equal(t, "pool_unavailable", final.Error.Code)
 		require.GreaterOrEqual(t, time.Since(left), 2*time.Second, "not before --pool-wait-timeout-secs")
@@ -438,20 +459,20 @@ func TestClusterReclaimPoisonsAtTheCapAndHonoursCancels(t *testing.T) {
 	poisoned := m0.MustSubmit(t, e2e.SubmitRequest{Config: e2e.SlowConfig("poison", 600, 10)})
 	cancelled := m0.MustSubmit(t, e2e.SubmitRequest{Config: e2e.SlowConfig("cancel-dead", 600, 10)})
 	for _, id := range []string{poisoned, cancelled} {
-		m0.WaitRun(t, id, 15*time.Second, "running on m0", runningOn(m0.InstanceID(t)))
+		m0.WaitRun(t, id, time.Minute, "running on m0", runningOn(m0.InstanceID(t)))
 	}
 	m1 := c.Add(t, nil)
 	m0.Kill(t)
 	require.Equal(t, http.StatusAccepted, m1.Cancel(t, cancelled), "the flag is set for an owner that will never see it")
 
-	final := m1.WaitRun(t, poisoned, 20*time.Second, "terminal", terminal)
+	final := m1.WaitRun(t, poisoned, time.Minute, "terminal", terminal)
 	require.Equal(t, "failed", final.Status)
 	require.Equal(t, "poisoned", final.Error.Code)
 	require.Contains(t, final.Error.Message, "reclaimed 1 times")
 	require.Contains(t, final.Error.Message, "--cluster-max-attempts")
 	require.Equal(t, []string{"lost"}, final.Outcomes())
 
-	final = m1.WaitRun(t, cancelled, 20*time.Second, "terminal", terminal)
+	final = m1.WaitRun(t, cancelled, time.Minute, "terminal", terminal)
 	require.Equal(t, "cancelled", final.Status)
 	require.Equal(t, []string{"lost"}, final.Outcomes())
 	// The reclaim's transaction ends the runs before the member counts them, so a scrape

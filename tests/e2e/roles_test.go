@@ -220,7 +220,7 @@ pipeline:
 	}
 	require.NoError(t, json.Unmarshal(resp, &started))
 	a.waitStatus(t, started.RunID, "completed", time.Minute)
-	require.Eventually(t, func() bool { return strings.Contains(a.Stdout(), `"v":"plain"`) }, 10*time.Second, 20*time.Millisecond,
+	require.Eventually(t, func() bool { return strings.Contains(a.Stdout(), `"v":"plain"`) }, time.Minute, 20*time.Millisecond,
 		"the stdout sink printed the rows:\n%s", a.Stdout())
 	require.Equal(t, 2, strings.Count(a.Stdout(), `{"id":`), a.Stdout())
 	requireNoSecret(t, "the stdout sink's output", a.Stdout(), secretValue)
@@ -235,7 +235,7 @@ pipeline:
 		"callback": map[string]any{"url": hook}})
 	a.waitStatus(t, id, "completed", time.Minute)
 	var rows outboxRows
-	require.Eventually(t, func() bool { rows = outbox(t); return len(rows) > 0 }, 10*time.Second, 50*time.Millisecond)
+	require.Eventually(t, func() bool { rows = outbox(t); return len(rows) > 0 }, time.Minute, 50*time.Millisecond)
 	for _, r := range rows {
 		require.Equal(t, "sealed:", r[0], "the URL is not kept in clear")
 		for _, clear := range []string{cbPassword, "hookuser", "/hook", "callbacks-private", id} {
@@ -292,7 +292,7 @@ pipeline:
 	require.Equal(t, "secret_params_refused", errCode(resp))
 	code, resp = call(b, "POST", "/v1/change-requests/"+proposed.ChangeRequestID+"/approve", "vera-token-1", nil)
 	require.Equal(t, http.StatusOK, code, string(resp))
-	require.Eventually(t, func() bool { return runCount(b) == runsBefore+2 }, 10*time.Second, 50*time.Millisecond,
+	require.Eventually(t, func() bool { return runCount(b) == runsBefore+2 }, time.Minute, 50*time.Millisecond,
 		"approval created both windows")
 	b.stop(t)
 

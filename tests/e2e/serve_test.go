@@ -222,7 +222,7 @@ func TestServeDrainHandsBackAndRestartResumes(t *testing.T) {
 	require.Eventually(t, func() bool {
 		code, raw := s.call(t, "GET", "/readyz", "", nil)
 		return code == http.StatusServiceUnavailable && strings.Contains(string(raw), `"draining":true`)
-	}, 2*time.Second, 20*time.Millisecond)
+	}, 30*time.Second, 20*time.Millisecond)
 	code, raw := s.call(t, "POST", "/v1/runs", s.token, []byte(`{"config": "version: 1"}`))
 	require.Equal(t, http.StatusServiceUnavailable, code, string(raw))
 	require.Contains(t, string(raw), `"draining"`)
@@ -272,7 +272,7 @@ func TestServeSecondSignalSkipsGrace(t *testing.T) {
 	require.Eventually(t, func() bool {
 		code, _ := s.call(t, "GET", "/readyz", "", nil)
 		return code == http.StatusServiceUnavailable
-	}, 5*time.Second, 20*time.Millisecond)
+	}, time.Minute, 20*time.Millisecond)
 	s.Signal(t, syscall.SIGINT)
 	r := s.Wait(t)
 	require.Equal(t, 0, r.Code, r.String())
