@@ -232,7 +232,9 @@ func (m *Member) classify(e *execution, log *slog.Logger, p Progress, err error)
 		}
 	}
 	code, msg := m.codeOf(err, run.CodePipelineError)
-	log.Error("run failed", "code", code, "error", msg)
+	// Clipped as the stored error is: a message can quote what a request sent, and this
+	// line goes to the run's log in the history and to the server's log.
+	log.Error("run failed", "code", code, "error", run.ClipError(msg))
 	return m.failedBy(err, code, msg, p)
 }
 

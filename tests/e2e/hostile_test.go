@@ -380,4 +380,12 @@ pipeline:
 	require.NotNil(t, r.Error)
 	require.LessOrEqual(t, len(r.Error.Message), 4096)
 	require.Regexp(t, `… \[truncated: \d+ bytes\]$`, r.Error.Message)
+	// The run's log and the server's log carry the error clipped too (each had a 900 KB
+	// "run failed" line).
+	code, logs := s.call(t, "GET", "/v1/runs/"+id+"/logs", s.token, nil)
+	require.Equal(t, http.StatusOK, code)
+	require.Less(t, len(logs), 16<<10, "the run's log answer holds no 900 KB line")
+	for _, line := range strings.Split(s.Stderr(), "\n") {
+		require.Less(t, len(line), 16<<10, "a server log line of %d bytes: %.200s…", len(line), line)
+	}
 }

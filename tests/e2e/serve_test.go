@@ -112,7 +112,7 @@ func TestServeSubmitThroughCLIAndHTTP(t *testing.T) {
 	require.Eventually(t, func() bool {
 		require.Equal(t, http.StatusOK, s.api(t, "GET", "/v1/runs/"+id+"/logs", nil, &logs))
 		return len(logs.Lines) > 0
-	}, 10*time.Second, 50*time.Millisecond, "run logs are persisted")
+	}, time.Minute, 50*time.Millisecond, "run logs are persisted")
 
 	r = e2e.Run(t, e2e.Cmd{Args: []string{"runs", "list", "--json", "--server", s.url(), "--data-dir", data}})
 	require.Equal(t, 0, r.Code, r.String())
