@@ -172,14 +172,19 @@ func TestClusterHistoryOutageHandsRunsBack(t *testing.T) {
 	const ttl = 9
 	c := e2e.StartCluster(t, 1, clusterConfig(proxy.URL(t, history), ttl), nil)
 	m0 := c.Members[0]
+	// m1 reads the history past the proxy. It starts before the runs and serves another
+	// pool, so the runs are m0's alone and the link is cut as soon as they run: started
+	// after them, a slow start-up beside a second CI let 6 s runs end before the cut, and
+	// their leases expired while m0 retried the finish.
+	m1 := c.Add(t, func(cfg *e2e.MemberConfig) { cfg.History, cfg.Pools = history, []string{"observer"} })
 	ids := []string{
-		m0.MustSubmit(t, e2e.SubmitRequest{Config: e2e.SlowConfig("outage-1", 60, 10)}),
-		m0.MustSubmit(t, e2e.SubmitRequest{Config: e2e.SlowConfig("outage-2", 60, 10)}),
+		// 20 s each: still running at m0's outage cutoff, under the 9 s TTL after the cut.
+		m0.MustSubmit(t, e2e.SubmitRequest{Config: e2e.SlowConfig("outage-1", 200, 10)}),
+		m0.MustSubmit(t, e2e.SubmitRequest{Config: e2e.SlowConfig("outage-2", 200, 10)}),
 	}
 	for _, id := range ids {
 		m0.WaitRun(t, id, time.Minute, "running on m0", runningOn(m0.InstanceID(t)))
 	}
-	m1 := c.Add(t, func(cfg *e2e.MemberConfig) { cfg.History = history })
 
 	proxy.Cut()
 	cut := time.Now()
@@ -214,7 +219,7 @@ func TestClusterHistoryOutageHandsRunsBack(t *testing.T) {
 	proxy.Restore()
 
 	for _, id := range ids {
-		final := m1.WaitRun(t, id, 40*time.Second, "terminal", terminal)
+		final := m1.WaitRun(t, id, 2*time.Minute, "terminal", terminal)
 		require.Equal(t, "completed", final.Status)
 		require.Equal(t, []string{"handed_back", "completed"}, final.Outcomes())
 		require.Equal(t, 1, final.Attempt, "the hand-back spent no attempt")
