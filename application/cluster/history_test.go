@@ -45,8 +45,9 @@ type history struct {
 	// writes steps after every call of the member that the history answered, so a test
 	// waits for a state to appear on events, not on a poll.
 	writes *steps
-	// gate is held by a peer acting on the history (peer): the member's claims and
-	// renewals wait.
+	// gate is held by a peer acting on the history (peer): the member's claims,
+	// renewals and reclaims wait, so a peer that shortens a lease to take it (steal) is
+	// the one that reclaims it.
 	gate sync.RWMutex
 
 	claimAttempts atomic.Int64 // every Claim call, answered or not
@@ -225,8 +226,14 @@ func (h *history) HandBack(ctx context.Context, owner string, ref cluster.Ref, p
 }
 
 func (h *history) Reclaim(ctx context.Context, b runs.CallbackBuilder) ([]cluster.Reclaimed, error) {
-	return through(h, ctx, via{note: func() { h.reclaims++ }},
+	return through(h, ctx, via{gated: true, note: func() { h.reclaims++ }},
 		func(ctx context.Context) ([]cluster.Reclaimed, error) { return h.Store.Reclaim(ctx, b) })
+}
+
+func (h *history) ReclaimShards(ctx context.Context, b runs.CallbackBuilder) (cluster.ShardReclaim, error) {
+	return through(h, ctx, via{gated: true}, func(ctx context.Context) (cluster.ShardReclaim, error) {
+		return h.Store.ReclaimShards(ctx, b)
+	})
 }
 
 func (h *history) NextExpiry(ctx context.Context) (time.Duration, bool, error) {

@@ -94,21 +94,34 @@ func TestClusterKillNineLosesNoRun(t *testing.T) {
 	}
 
 	runs := c.WaitTerminal(t, ids, 90*time.Second)
-	lost := 0
+	// Every attempt but the last was lost (its member stopped answering, and a peer
+	// reclaimed it) or handed back (its member's renewals stalled past the outage cutoff,
+	// which a loaded machine can cause for a survivor too; a hand-back spends no attempt).
+	lost, victimLost := 0, 0
 	for _, id := range ids {
 		r := runs[id]
 		require.Equal(t, "completed", r.Status, "run %s: %+v", id, r.Error)
 		requireNoOverlap(t, r)
 		out := r.Outcomes()
 		require.Equal(t, "completed", out[len(out)-1])
+		handedBack := 0
 		for i, o := range out[:len(out)-1] {
-			require.Equal(t, "lost", o, "only a killed member's attempt ends without an outcome of its own")
-			require.Equal(t, victim.InstanceID(t), r.Attempts[i].InstanceID)
-			require.True(t, r.Attempts[i+1].ClaimedAt.After(killed), "reclaimed after the kill, not before")
-			lost++
+			switch o {
+			case "handed_back":
+				handedBack++
+			case "lost":
+				lost++
+				if r.Attempts[i].InstanceID == victim.InstanceID(t) {
+					require.True(t, r.Attempts[i+1].ClaimedAt.After(killed), "run %s: reclaimed after the kill, not before", id)
+					victimLost++
+				}
+			default:
+				t.Fatalf("run %s: attempt %d ended %q: only a lost or handed-back attempt precedes the one that completed", id, i+1, o)
+			}
 		}
+		require.Equal(t, len(out)-handedBack, r.Attempt, "run %s: a hand-back spends no attempt: %+v", id, r.Attempts)
 	}
-	require.Positive(t, lost, "the victim was killed with runs in flight, and they were reclaimed")
+	require.Positive(t, victimLost, "the victim was killed with runs in flight, and they were reclaimed")
 	// The reclaim's transaction requeues a run before its member counts it, so a peer may
 	// complete the run a moment before the count shows: wait for it.
 	awaitMetric(t, float64(lost), func() float64 {
@@ -118,7 +131,7 @@ func TestClusterKillNineLosesNoRun(t *testing.T) {
 		}
 		return sum
 	}, "sluice_serve_runs_reclaimed_total counts each reclaim once")
-	t.Logf("%d runs completed; %d attempts of the killed member were reclaimed", total, lost)
+	t.Logf("%d runs completed; %d attempts were reclaimed, %d of them the killed member's", total, lost, victimLost)
 }
 
 // (b) A member paused past its TTL: a peer reclaims the run, and the paused member's late
