@@ -18,8 +18,9 @@ var _ cluster.FinishBatcher = (*Store)(nil)
 
 // FinishBatch ends several owned runs in one transaction; see cluster.FinishBatcher.
 //
-// Each item is written by the same statements as Finish (finishInTx), so the batch costs
-// one BEGIN and one COMMIT for all of them: on PostgreSQL the commit's WAL flush, paid
+// Each item is fenced and written as Finish writes it — on PostgreSQL all of them by one
+// statement (finishAllInTx), elsewhere one after the other (finishInTx) — so the batch
+// costs one BEGIN and one COMMIT for all of them: on PostgreSQL the commit's WAL flush, paid
 // once per batch, is the larger part of a trivial run's finish. A failed fence writes
 // nothing and aborts nothing (the fenced UPDATE just matches no row), so that item is
 // answered run.ErrLeaseLost while the others commit. Any other failure rolls the batch
@@ -53,6 +54,9 @@ func (s *Store) FinishBatch(ctx context.Context, owner string, batch []cluster.F
 	err := s.runInTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		if err := s.lockBatchPipelines(ctx, tx, todo, lost); err != nil {
 			return err
+		}
+		if s.d.dataModifyingWith {
+			return s.finishAllInTx(ctx, tx, owner, todo, lost, build)
 		}
 		for j, p := range todo {
 			if lost[j] {

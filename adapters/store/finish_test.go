@@ -20,45 +20,19 @@ import (
 func TestFinishOnPostgresIsTwoStatementsInItsTransaction(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	url := testdb.Postgres(t)
-	var (
-		mu    sync.Mutex
-		stmts []string
-		on    bool
-	)
-	s, err := store.Open(ctx, url, store.Options{PollOnly: true, QueryHook: hookFunc(func(q string) {
-		mu.Lock()
-		defer mu.Unlock()
-		if on {
-			stmts = append(stmts, strings.Fields(q)[0])
-		}
-	})})
-	require.NoError(t, err)
-	defer s.Close()
-	require.NoError(t, s.Migrate(ctx))
-	_, err = s.Create(ctx, newRun("p"), nil)
+	s, tap := openTapped(ctx, t)
+	_, err := s.Create(ctx, newRun("p"), nil)
 	require.NoError(t, err)
 	got, err := s.Claim(ctx, cluster.Owner{InstanceID: "m"}, []string{"default"}, 1, time.Minute)
 	require.NoError(t, err)
 	require.Len(t, got, 1)
 
-	mu.Lock()
-	on = true
-	mu.Unlock()
 	lines := []cluster.LogLine{{At: time.Now(), Level: "INFO", Message: "started"}, {At: time.Now(), Level: "INFO", Message: "done"}}
-	require.NoError(t, s.Finish(ctx, "m", cluster.Ref{ID: got[0].ID, Epoch: got[0].Epoch},
-		cluster.Outcome{Status: "completed", Logs: lines, Tenant: got[0].Tenant, Name: got[0].Name}, nil))
-	mu.Lock()
-	seen := stmts
-	on = false
-	mu.Unlock()
-	var body []string
-	for _, st := range seen {
-		if up := strings.ToUpper(st); up != "BEGIN" && up != "COMMIT" {
-			body = append(body, up)
-		}
-	}
-	require.Equal(t, []string{"SELECT", "WITH"}, body, "statements: %v", seen)
+	seen := tap(func() {
+		require.NoError(t, s.Finish(ctx, "m", cluster.Ref{ID: got[0].ID, Epoch: got[0].Epoch},
+			cluster.Outcome{Status: "completed", Logs: lines, Tenant: got[0].Tenant, Name: got[0].Name}, nil))
+	})
+	require.Equal(t, []string{"BEGIN", "SELECT", "WITH", "COMMIT"}, seen)
 
 	logs, err := s.Logs(ctx, got[0].ID, 0, 10)
 	require.NoError(t, err)
@@ -136,4 +110,74 @@ func find(stmts []string, prefix string) string {
 		}
 	}
 	return ""
+}
+
+// A batch of finishes costs PostgreSQL the same two statements inside its transaction
+// whatever its size: one that takes every key's shared lock, and one that ends every run
+// and writes their lines — not a statement per run.
+func TestFinishBatchOnPostgresIsTwoStatementsInItsTransaction(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, tap := openTapped(ctx, t)
+	const n = 6
+	for i := range n {
+		_, err := s.Create(ctx, newRun(string(rune('a'+i))), nil)
+		require.NoError(t, err)
+	}
+	got, err := s.Claim(ctx, cluster.Owner{InstanceID: "m"}, []string{"default"}, n, time.Minute)
+	require.NoError(t, err)
+	require.Len(t, got, n)
+	var batch []cluster.Finishing
+	for _, c := range got {
+		lines := []cluster.LogLine{{At: time.Now(), Level: "INFO", Message: "done " + c.Name}}
+		batch = append(batch, cluster.Finishing{Ref: cluster.Ref{ID: c.ID, Epoch: c.Epoch},
+			Outcome: cluster.Outcome{Status: "completed", Logs: lines, Tenant: c.Tenant, Name: c.Name}})
+	}
+
+	var errs []error
+	seen := tap(func() { errs = s.FinishBatch(ctx, "m", batch, nil) })
+	for _, err := range errs {
+		require.NoError(t, err)
+	}
+	require.Equal(t, []string{"BEGIN", "SELECT", "WITH", "COMMIT"}, seen)
+	for _, c := range got {
+		r, err := s.Get(ctx, c.ID)
+		require.NoError(t, err)
+		require.Equal(t, "completed", r.Status)
+		logs, err := s.Logs(ctx, c.ID, 0, 10)
+		require.NoError(t, err)
+		require.Len(t, logs, 1)
+		require.Equal(t, "done "+c.Name, logs[0].Message)
+	}
+}
+
+// openTapped opens a migrated PostgreSQL history whose statements tap records: tap runs
+// fn and answers the first word of every statement fn sent, upper-cased.
+func openTapped(ctx context.Context, t *testing.T) (*store.Store, func(fn func()) []string) {
+	t.Helper()
+	var (
+		mu    sync.Mutex
+		stmts []string
+		on    bool
+	)
+	s, err := store.Open(ctx, testdb.Postgres(t), store.Options{PollOnly: true, QueryHook: hookFunc(func(q string) {
+		mu.Lock()
+		defer mu.Unlock()
+		if on {
+			stmts = append(stmts, strings.ToUpper(strings.Fields(q)[0]))
+		}
+	})})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	require.NoError(t, s.Migrate(ctx))
+	return s, func(fn func()) []string {
+		mu.Lock()
+		stmts, on = nil, true
+		mu.Unlock()
+		fn()
+		mu.Lock()
+		defer mu.Unlock()
+		on = false
+		return stmts
+	}
 }

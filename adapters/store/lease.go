@@ -130,25 +130,31 @@ func prepareFinish(ref cluster.Ref, o cluster.Outcome) (preparedFinish, error) {
 // (lockOutcomePipeline). A failed fence is run.ErrLeaseLost and has written nothing, so
 // a batch's transaction may go on with its other finishes.
 func (s *Store) finishInTx(ctx context.Context, tx bun.Tx, owner string, f preparedFinish, build runs.CallbackBuilder) error {
-	ref, o, logRows := f.ref, f.o, f.logRows
 	// The key's oldest queued run comes back with the row: with none (the common
 	// case) promotion has nothing to do and costs no statement. The key's shared lock,
 	// taken above, keeps a queued run from appearing unseen (see promote).
-	query, args := s.finishStatement(owner, ref, o, logRows, f.addLines, f.addBytes)
+	query, args := s.finishStatement(owner, f.ref, f.o, f.logRows, f.addLines, f.addBytes)
 	var rows []finishRow
 	err := s.scanPrepared(ctx, tx, true, &rows, query, args...)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return err
 	}
 	if len(rows) == 0 {
-		return leaseLost(ref)
+		return leaseLost(f.ref)
 	}
-	rec, err := rows[0].record()
+	return s.afterFinish(ctx, tx, f, &rows[0], build)
+}
+
+// afterFinish is what a finish owes once its status UPDATE matched row: the log lines the
+// statement did not write, then for a terminal run its terminal writes and the promotion
+// of its key's queued run.
+func (s *Store) afterFinish(ctx context.Context, tx bun.Tx, f preparedFinish, row *finishRow, build runs.CallbackBuilder) error {
+	rec, err := row.record()
 	if err != nil {
 		return err
 	}
-	if len(logRows) > 0 && !rec.LogTruncated && !rows[0].LogsWritten {
-		if err := finishLogs(ctx, tx, rec, logRows, f.addLines, f.addBytes); err != nil {
+	if len(f.logRows) > 0 && !rec.LogTruncated && !row.LogsWritten {
+		if err := finishLogs(ctx, tx, rec, f.logRows, f.addLines, f.addBytes); err != nil {
 			return fmt.Errorf("write the run's last log lines: %w", err)
 		}
 	}
@@ -160,7 +166,7 @@ func (s *Store) finishInTx(ctx context.Context, tx bun.Tx, owner string, f prepa
 	if err := s.terminalWrites(ctx, tx, rec, build); err != nil {
 		return err
 	}
-	if rows[0].QueuedID == "" {
+	if row.QueuedID == "" {
 		return nil
 	}
 	return s.promote(ctx, tx, rec.Tenant, rec.Name)
@@ -200,10 +206,6 @@ RETURNING ` + runCols("")
 	args := append([]any{o.Retry, o.Status}, counterArgs(o.Stats)...)
 	args = append(args, code, msg, o.Retry, o.Retry, o.RetryDelay.Milliseconds(), addLines, addBytes, o.Status, code, msg)
 	args = append(args, runLeases().preparedFenceArgs(owner, ref)...)
-	queued := func(t string) string {
-		return `(SELECT min(q.id) FROM sluice_runs q
-  WHERE q.tenant = ` + t + `.tenant AND q.name = ` + t + `.name AND q.status = 'queued') AS queued_id`
-	}
 	if !s.d.dataModifyingWith {
 		return update + ", " + queued("sluice_runs"), args
 	}
@@ -214,15 +216,28 @@ RETURNING ` + runCols("")
 		ns[i], ats[i], levels[i], msgs[i], attrs[i] = int64(i+1), r.at.UnixMilli(), r.level, r.msg, r.attrs
 	}
 	args = append(args, addLines, pgdialect.Array(ns), pgdialect.Array(ats), pgdialect.Array(levels), pgdialect.Array(msgs), pgdialect.Array(attrs))
-	// One condition decides both whether the lines are inserted and what the row says of
-	// it, so the caller never re-derives it. The caps are ours, written as literals.
-	fits := fmt.Sprintf("NOT u.log_truncated AND u.log_lines <= %d AND u.log_bytes <= %d", MaxLogLines, MaxLogBytes)
+	fits := logsFit("u")
 	return fmt.Sprintf(`WITH u AS (%s),
 l AS (INSERT INTO sluice_run_logs (run_id, seq, at, level, message, attrs)
   SELECT u.id, u.log_lines - ?::bigint + v.n, v.at, v.level, v.message, v.attrs
   FROM u, unnest(?::bigint[], ?::bigint[], ?::text[], ?::text[], ?::text[]) AS v(n, at, level, message, attrs)
   WHERE %s)
 SELECT u.*, %s, (%s) AS logs_written FROM u`, update, fits, queued("u"), fits), args
+}
+
+// queued is the select-list item that reads the oldest queued run of the pipeline key of
+// the row t names.
+func queued(t string) string {
+	return `(SELECT min(q.id) FROM sluice_runs q
+  WHERE q.tenant = ` + t + `.tenant AND q.name = ` + t + `.name AND q.status = 'queued') AS queued_id`
+}
+
+// logsFit is the condition, over the updated row t, under which a finish's last lines
+// are inserted by its statement: the counters with the lines counted stay under both
+// caps. One condition decides both whether the lines are inserted and what the row says
+// of it, so the caller never re-derives it. The caps are ours, written as literals.
+func logsFit(t string) string {
+	return fmt.Sprintf("NOT %[1]s.log_truncated AND %[1]s.log_lines <= %[2]d AND %[1]s.log_bytes <= %[3]d", t, MaxLogLines, MaxLogBytes)
 }
 
 // withinLogCaps reports whether a run's counters, with the last lines counted, stay

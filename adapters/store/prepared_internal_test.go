@@ -60,6 +60,24 @@ FROM generate_series(1, 22000) g`)
 	require.NotContains(t, plan, "sluice_runs_owner", plan)
 	require.NotContains(t, plan, "sluice_runs_lease", plan)
 	require.Contains(t, plan, "using sluice_runs_queued on sluice_runs q", plan)
+
+	// A batch's finish fetches exactly its runs through the primary key (id = ANY), never
+	// a scan of the table or of the running runs, and joins them to its items.
+	var todo []preparedFinish
+	for i, id := range []string{"r000001", "r000002"} {
+		f, err := prepareFinish(cluster.Ref{ID: id, Epoch: 1}, cluster.Outcome{Status: "completed",
+			Logs: []cluster.LogLine{{Level: "INFO", Message: "done"}}})
+		require.NoError(t, err)
+		f.index = i
+		todo = append(todo, f)
+	}
+	all, _ := s.finishAllStatement("m", todo, []int{0, 1})
+	plan = genericPlan(ctx, t, s, all)
+	require.Regexp(t, `Index Scan using sluice_runs_pkey on sluice_runs r[^\n]*\n\s*Index Cond: \(id = ANY`, plan)
+	require.NotContains(t, plan, "Seq Scan on sluice_runs", plan)
+	require.NotContains(t, plan, "sluice_runs_owner", plan)
+	require.NotContains(t, plan, "sluice_runs_lease", plan)
+	require.Contains(t, plan, "using sluice_runs_queued on sluice_runs q", plan)
 }
 
 // genericPlan prepares query (bun's form) as the store would and explains the plan
@@ -87,4 +105,26 @@ func genericPlan(ctx context.Context, t *testing.T, s *Store, query string) stri
 	}
 	require.NoError(t, rows.Err())
 	return b.String()
+}
+
+// The generic plans checked above are the plans PostgreSQL uses from a statement's first
+// call: left to choose, it kept planning the batch finish afresh on every call (its
+// generic plan is costed for arrays of unknown length). Under SimpleProtocol (a pooler)
+// the store sends no such startup parameter.
+func TestPreparedStatementsUseTheirGenericPlans(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url := testdb.Postgres(t)
+	for _, simple := range []bool{false, true} {
+		s, err := Open(ctx, url, Options{PollOnly: true, SimpleProtocol: simple})
+		require.NoError(t, err)
+		var mode string
+		require.NoError(t, s.db.QueryRowContext(ctx, "SHOW plan_cache_mode").Scan(&mode))
+		require.NoError(t, s.Close())
+		if simple {
+			require.NotEqual(t, "force_generic_plan", mode)
+			continue
+		}
+		require.Equal(t, "force_generic_plan", mode)
+	}
 }

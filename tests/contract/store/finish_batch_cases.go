@@ -103,6 +103,66 @@ func finishBatchCases() map[string]func(*testing.T, *env) {
 			// The stale item's run is still ours to finish at its real epoch.
 			require.NoError(t, e.s.Finish(e.ctx, e.owner.InstanceID, ref(stale), cluster.Outcome{Status: "completed"}, nil))
 		},
+		"a batch writes each run's own last lines after its earlier ones, caps them, and promotes each key's queue": func(t *testing.T, e *env) {
+			a := e.claimOne(t, "inc-a", longTTL, serial)
+			b := e.claimOne(t, "inc-b", longTTL, serial)
+			qa, qb := rec("inc-a", serial), rec("inc-b", serial)
+			for _, q := range []*runs.Record{qa, qb} {
+				res, err := e.s.Create(e.ctx, q, nil)
+				require.NoError(t, err)
+				require.Equal(t, "queued", res.Status)
+			}
+			early := e.claimOne(t, "early", longTTL)
+			require.NoError(t, e.s.AppendLogs(e.ctx, early.ID, logLines(2, "early")))
+			full := e.claimOne(t, "full", longTTL)
+			require.NoError(t, e.s.AppendLogs(e.ctx, full.ID, logLines(9_998, "line")))
+			quiet := e.claimOne(t, "quiet", longTTL)
+
+			ref := func(c cluster.Claimed) cluster.Ref { return cluster.Ref{ID: c.ID, Epoch: c.Epoch} }
+			errs := e.s.FinishBatch(e.ctx, e.owner.InstanceID, []cluster.Finishing{
+				{Ref: ref(a), Outcome: cluster.Outcome{Status: "completed", Name: "inc-a", Logs: logLines(3, "a")}},
+				{Ref: ref(b), Outcome: cluster.Outcome{Status: "failed", Name: "inc-b", ErrorCode: "x", ErrorMessage: "y",
+					Logs: logLines(1, "b")}},
+				{Ref: ref(early), Outcome: cluster.Outcome{Status: "completed", Name: "early", Logs: logLines(2, "last")}},
+				{Ref: ref(full), Outcome: cluster.Outcome{Status: "completed", Name: "full", Logs: logLines(5, "tail")}},
+				{Ref: ref(quiet), Outcome: cluster.Outcome{Status: "cancelled", Name: "quiet"}},
+			}, nil)
+			for i, err := range errs {
+				require.NoError(t, err, "item %d", i)
+			}
+			messages := func(id string) []string {
+				var out []string
+				for i, l := range readAllLogs(t, e, id) {
+					require.Equal(t, int64(i+1), l.Seq)
+					out = append(out, l.Message)
+				}
+				return out
+			}
+			require.Equal(t, []string{"a 0", "a 1", "a 2"}, messages(a.ID))
+			require.Equal(t, []string{"b 0"}, messages(b.ID))
+			require.Equal(t, []string{"early 0", "early 1", "last 0", "last 1"}, messages(early.ID))
+			require.Empty(t, messages(quiet.ID))
+			require.Equal(t, 3, e.get(t, a.ID).LogLines)
+			require.Equal(t, 4, e.get(t, early.ID).LogLines)
+
+			all := messages(full.ID)
+			require.Len(t, all, 10_001, "two tail lines fit, then the marker")
+			require.Equal(t, "tail 1", all[9_999])
+			require.True(t, strings.HasPrefix(all[10_000], "log truncated: "), all[10_000])
+			got := e.get(t, full.ID)
+			require.Equal(t, 10_001, got.LogLines, "the counters the batch moved by 5 lines were corrected")
+			require.True(t, got.LogTruncated)
+
+			for _, q := range []*runs.Record{qa, qb} {
+				require.Equal(t, "pending", e.get(t, q.ID).Status, "each key's queued run is promoted")
+			}
+			r := e.get(t, b.ID)
+			require.Equal(t, "failed", r.Status)
+			require.Equal(t, "x", r.ErrorCode)
+			require.Equal(t, &run.Error{Code: "x", Message: "y"}, r.Attempts[len(r.Attempts)-1].Error)
+			require.Nil(t, e.get(t, a.ID).Attempts[0].Error, "an attempt that did not fail has no error")
+			require.Equal(t, "cancelled", e.get(t, quiet.ID).Status)
+		},
 		"a batch of one is a plain finish": func(t *testing.T, e *env) {
 			c := e.claimOne(t, "p", longTTL)
 			errs := e.s.FinishBatch(e.ctx, e.owner.InstanceID,
