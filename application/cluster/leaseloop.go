@@ -366,8 +366,6 @@ func (m *Member) pollCancels(via string) {
 		return
 	}
 	for _, id := range got {
-		if m.CancelLocal(id) {
-			m.log.Info("cancel requested; stopping the run at a page boundary", "run_id", id, "via", via)
-		}
+		m.cancelFound(id, via)
 	}
 }

@@ -28,7 +28,13 @@ func (m *Member) notifiedCancel(id string) {
 		m.pollCancels(viaNotification)
 		return
 	}
+	m.cancelFound(id, viaNotification)
+}
+
+// cancelFound stops run id at its next page boundary if it runs here; via (viaPoll or
+// viaNotification) says in the log how the request reached this member.
+func (m *Member) cancelFound(id, via string) {
 	if m.CancelLocal(id) {
-		m.log.Info("cancel requested; stopping the run at a page boundary", "run_id", id, "via", viaNotification)
+		m.log.Info("cancel requested; stopping the run at a page boundary", "run_id", id, "via", via)
 	}
 }
