@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/pgdialect"
@@ -244,19 +245,36 @@ func openPostgres(url string, opts Options, redact func(string) string) (*Store,
 	// cache would only fill up with one-off statements: the simple protocol is one round
 	// trip per statement. The few statements worth preparing ask for it (prepared.go).
 	cfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
+	var connOpts []stdlib.OptionOpenDB
 	if !opts.SimpleProtocol {
-		// Those few statements are sent with real parameters so that PostgreSQL plans them
-		// once per connection; left to choose (plan_cache_mode auto), it kept planning
-		// the finish of a batch afresh on every call — a sixth of its CPU in a
-		// burn-down — because its generic plan is costed for unknown array lengths. The
-		// generic plans are the ones TestGenericPlansOfTheHotStatements checks. A pooler
-		// (SimpleProtocol) gets no such startup parameter: some refuse unknown ones.
-		cfg.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
+		connOpts = append(connOpts, stdlib.OptionAfterConnect(useGenericPlans))
 	}
-	sqldb := stdlib.OpenDB(*cfg)
+	sqldb := stdlib.OpenDB(*cfg, connOpts...)
 	sqldb.SetMaxOpenConns(conns)
 	sqldb.SetMaxIdleConns(conns)
 	return &Store{db: newBun(sqldb, pgdialect.New()), d: pgDialect(), schema: schema, pgcfg: cfg.Copy()}, nil
+}
+
+// useGenericPlans makes a new connection run prepared statements on their generic plan
+// from the first call. Those few statements are sent with real parameters so that
+// PostgreSQL plans them once per connection; left to choose (plan_cache_mode auto), it
+// kept planning the finish of a batch afresh on every call — a sixth of its CPU in a
+// burn-down — because its generic plan is costed for arrays of unknown length. The
+// generic plans are the ones TestGenericPlansOfTheHotStatements checks. It is a SET after
+// connecting, not a startup parameter: PostgreSQL before 12 has no such setting (undefined
+// object, 42704) and plans as it always did, where a startup parameter would refuse the
+// connection. A pooler (SimpleProtocol) is not asked at all.
+func useGenericPlans(ctx context.Context, conn *pgx.Conn) error {
+	return setIfKnown(ctx, conn, "SET plan_cache_mode = force_generic_plan")
+}
+
+// setIfKnown runs a SET statement; a setting this server does not have is no error.
+func setIfKnown(ctx context.Context, conn *pgx.Conn, set string) error {
+	_, err := conn.Exec(ctx, set)
+	if pgErr, ok := errors.AsType[*pgconn.PgError](err); ok && pgErr.Code == "42704" {
+		return nil
+	}
+	return err
 }
 
 // newBun wraps sqldb; unknown columns are discarded so a binary keeps reading a history

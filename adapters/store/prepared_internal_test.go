@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sluicehq/sluice/application/cluster"
@@ -110,7 +111,7 @@ func genericPlan(ctx context.Context, t *testing.T, s *Store, query string) stri
 // The generic plans checked above are the plans PostgreSQL uses from a statement's first
 // call: left to choose, it kept planning the batch finish afresh on every call (its
 // generic plan is costed for arrays of unknown length). Under SimpleProtocol (a pooler)
-// the store sends no such startup parameter.
+// the store does not ask; a server without the setting (before 12) is not refused.
 func TestPreparedStatementsUseTheirGenericPlans(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -127,4 +128,20 @@ func TestPreparedStatementsUseTheirGenericPlans(t *testing.T) {
 		}
 		require.Equal(t, "force_generic_plan", mode)
 	}
+}
+
+// A server that does not know a setting (PostgreSQL before 12 has no plan_cache_mode)
+// still connects; a bad value of a known setting is still an error.
+func TestSetIfKnownSkipsSettingsTheServerLacks(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, testdb.Postgres(t))
+	require.NoError(t, err)
+	defer func() { _ = conn.Close(ctx) }()
+	require.NoError(t, setIfKnown(ctx, conn, "SET sluice_no_such_setting = 1"))
+	require.Error(t, setIfKnown(ctx, conn, "SET plan_cache_mode = sometimes"))
+	require.NoError(t, setIfKnown(ctx, conn, "SET plan_cache_mode = force_generic_plan"))
+	var mode string
+	require.NoError(t, conn.QueryRow(ctx, "SHOW plan_cache_mode").Scan(&mode))
+	require.Equal(t, "force_generic_plan", mode)
 }
