@@ -288,7 +288,7 @@ func TestKafkaJSONLinesPassThrough(t *testing.T) {
 
 	run("back", `{type: file, config: {path: out.jsonl}}`, `{type: kafka, config: {brokers: ["${env:KAFKA}"], topic: copy}}`)
 	cl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...), kgo.ConsumeTopics("copy"),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.DisableFetchSessions()) // see the kafka source
 	require.NoError(t, err)
 	defer cl.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

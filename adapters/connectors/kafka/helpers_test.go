@@ -95,7 +95,7 @@ func committed(t testing.TB, brokers []string, topic string) []*kgo.Record {
 		return nil
 	}
 	cl := client(t, brokers, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: assign}),
-		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.KeepControlRecords())
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.KeepControlRecords(), kgo.DisableFetchSessions())
 	var out []*kgo.Record
 	next := map[int32]int64{}
 	for {

@@ -253,7 +253,8 @@ func (s *sink) Commit(ctx context.Context) error {
 	return nil
 }
 
-// Abort closes the client; messages already acknowledged stay (a PerPage sink).
+// Abort closes the client, which drops what is still buffered; messages the brokers
+// already took stay, whether acknowledged per page or streamed (Kafka cannot unsend).
 func (s *sink) Abort(ctx context.Context) error {
 	if s.txn != nil && s.cl != nil {
 		_ = s.cl.AbortBufferedRecords(ctx)
