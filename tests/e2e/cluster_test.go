@@ -44,6 +44,16 @@ func requireNoOverlap(t *testing.T, r e2e.RunResource) {
 	require.Empty(t, e2e.Overlapping(r.Attempts), "run %s was held by two members at once: %+v", r.RunID, r.Attempts)
 }
 
+// membersSum is metricSum over the /metrics of each member given.
+func membersSum(t *testing.T, members []*e2e.Member, name string, labels ...string) float64 {
+	t.Helper()
+	var sum float64
+	for _, m := range members {
+		sum += metricSum(m.Metrics(t), name, labels...)
+	}
+	return sum
+}
+
 // metricSum adds up the samples of a metric whose label text contains every label given
 // (e.g. `outcome="requeued"`).
 func metricSum(text, name string, labels ...string) float64 {
@@ -125,11 +135,7 @@ func TestClusterKillNineLosesNoRun(t *testing.T) {
 	// The reclaim's transaction requeues a run before its member counts it, so a peer may
 	// complete the run a moment before the count shows: wait for it.
 	awaitMetric(t, float64(lost), func() float64 {
-		var sum float64
-		for _, m := range c.Members[1:] {
-			sum += metricSum(m.Metrics(t), "sluice_serve_runs_reclaimed_total", `outcome="requeued"`)
-		}
-		return sum
+		return membersSum(t, c.Members[1:], "sluice_serve_runs_reclaimed_total", `outcome="requeued"`)
 	}, "sluice_serve_runs_reclaimed_total counts each reclaim once")
 	t.Logf("%d runs completed; %d attempts were reclaimed, %d of them the killed member's", total, lost, victimLost)
 }
@@ -442,11 +448,7 @@ func TestClusterPools(t *testing.T) {
 	}
 	require.Equal(t, []string{"handed_back"}, m0.GetRun(t, busy).Outcomes(), "the long run was handed back first")
 	awaitMetric(t, 2, func() float64 {
-		var failed float64
-		for _, m := range c.Members[:2] {
-			failed += metricSum(m.Metrics(t), "sluice_serve_runs_total", `reason="pool_unavailable"`)
-		}
-		return failed
+		return membersSum(t, c.Members[:2], "sluice_serve_runs_total", `reason="pool_unavailable"`)
 	}, "sluice_serve_runs_total{reason=\"pool_unavailable\"}")
 }
 

@@ -59,17 +59,6 @@ func requireExactCopy(t *testing.T, src, dst *pgSchema, rows int) {
 	require.Zero(t, dst.int(t, "SELECT count(*) FROM dst WHERE name <> 'name-' || id"), "values arrive unchanged")
 }
 
-func shardsClaimed(t *testing.T, c *e2e.Cluster, skip *e2e.Member) float64 {
-	t.Helper()
-	var n float64
-	for _, m := range c.Members {
-		if m != skip {
-			n += metricSum(m.Metrics(t), "sluice_serve_shards_claimed_total")
-		}
-	}
-	return n
-}
-
 // A table sharded 8 ways over three members lands in the sink exactly once, NULL keys
 // included, and the run ends completed with its shards counted.
 func TestShardedRunAcrossThreeMembers(t *testing.T) {
@@ -92,7 +81,7 @@ func TestShardedRunAcrossThreeMembers(t *testing.T) {
 	require.Equal(t, e2e.ShardCounts{Total: 8, Completed: 8}, *r.Shards)
 	require.Equal(t, int64(rows), r.Stats.RowsWritten)
 	requireExactCopy(t, src, dst, rows)
-	require.Equal(t, float64(8), shardsClaimed(t, c, nil), "each shard is claimed once")
+	require.Equal(t, float64(8), membersSum(t, c.Members, "sluice_serve_shards_claimed_total"), "each shard is claimed once")
 	require.Len(t, r.Attempts, 1)
 	require.Equal(t, "completed", *r.Attempts[0].Outcome)
 
@@ -147,11 +136,7 @@ func TestShardedRunSurvivesKill(t *testing.T) {
 	// A member counts a reclaimed shard just after the reclaim commits, so the count may
 	// trail the run's end: wait for it.
 	require.Eventually(t, func() bool {
-		var reclaimed float64
-		for _, m := range c.Members {
-			reclaimed += metricSum(m.Metrics(t), "sluice_serve_shards_reclaimed_total", `outcome="requeued"`)
-		}
-		return reclaimed > 0
+		return membersSum(t, c.Members, "sluice_serve_shards_reclaimed_total", `outcome="requeued"`) > 0
 	}, time.Minute, 20*time.Millisecond, "the killed member's shards were reclaimed")
 	for _, sh := range shardsOf(t, c.Members[0], id) {
 		if sh.Index == held {
