@@ -80,7 +80,7 @@ func (f *serveFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.authToken, "auth-token", "", "bearer token of the single admin principal (default: none; without --auth-config or --no-auth a token is generated into <data-dir>/"+cli.TokenFile+")")
 	fs.StringVar(&f.authConfig, "auth-config", "", "YAML or JSON file listing principals {name, token, role: viewer|operator|admin, tenant?} (default: none)")
 	fs.BoolVar(&f.noAuth, "no-auth", false, "serve the API without authentication: every caller is admin")
-	fs.IntVar(&f.maxConcurrent, "max-concurrent-runs", runtime.NumCPU(), "runs executing at once on this server; the default is the number of CPUs")
+	fs.IntVar(&f.maxConcurrent, "max-concurrent-runs", runtime.NumCPU(), "runs executing at once on this server (slots); the default is the number of CPUs, and a member of many short runs wants far more: a run waiting on the history holds a slot, not a core")
 	fs.IntVar(&f.maxQueued, "max-queued-runs", DefaultMaxQueued, "pending + queued runs accepted before submissions get 429 (0 = no limit)")
 	fs.Int64Var(&f.bodyLimit, "body-limit-bytes", DefaultBodyLimit, "largest request body accepted (413 past it)")
 	fs.IntVar(&f.graceSecs, "shutdown-grace-secs", DefaultShutdownGrace, "on SIGTERM/SIGINT, how long running runs may finish before they are handed back (0 allowed)")

@@ -21,7 +21,6 @@ import (
 // measures runs and latencies, not rows.
 const (
 	burnRuns         = 10_000
-	burnConcurrency  = 16 // --max-concurrent-runs of each burn-down member
 	submitWorkers    = 16
 	pickupSamples    = 200
 	pollPickups      = 40
@@ -48,9 +47,10 @@ func Cluster() harness.Suite {
 }
 
 type clusterBench struct {
-	env  *harness.Env
-	base string // PostgreSQL URL
-	rows [][]string
+	env   *harness.Env
+	base  string // PostgreSQL URL
+	rows  [][]string
+	slots int // --max-concurrent-runs of each burn-down member
 }
 
 func measureCluster(ctx context.Context, env *harness.Env) (harness.Table, error) {
@@ -58,14 +58,20 @@ func measureCluster(ctx context.Context, env *harness.Env) (harness.Table, error
 	if err != nil {
 		return harness.Table{}, err
 	}
+	slots, err := burnSlots(os.Getenv(EnvBenchBurnSlots))
+	if err != nil {
+		return harness.Table{}, err
+	}
 	b := &clusterBench{env: env, base: base}
 	parts := clusterParts(os.Getenv(EnvBenchClusterParts))
-	for _, n := range []int{1, 2, 3} {
-		if !parts["burn"] {
-			break
-		}
-		if err := b.burnDown(ctx, n); err != nil {
-			return harness.Table{}, fmt.Errorf("burn-down with %d member(s): %w", n, err)
+	for _, b.slots = range slots {
+		for _, n := range []int{1, 2, 3} {
+			if !parts["burn"] {
+				break
+			}
+			if err := b.burnDown(ctx, n); err != nil {
+				return harness.Table{}, fmt.Errorf("burn-down with %d member(s), %d slots: %w", n, b.slots, err)
+			}
 		}
 	}
 	for _, pollOnly := range []bool{false, true} {
@@ -89,14 +95,14 @@ func measureCluster(ctx context.Context, env *harness.Env) (harness.Table, error
 		}
 	}
 	env.Note("One PostgreSQL history (schema %s, recreated per measurement); members are `sluice serve --cluster` processes on loopback ports of this machine, started by the suite.", clusterSchema)
-	env.Note("Burn-down: %s trivial runs (generate 1 row → stdout) submitted first through a member whose only slot is busy; the members under test serve another pool, which one UPDATE then gives the runs; runs/s = runs / (last finished_at − first claimed_at). --max-concurrent-runs %d per member.",
-		harness.Thousands(burnRuns), burnConcurrency)
+	env.Note("Burn-down: %s trivial runs (generate 1 row → stdout) submitted first through a member whose only slot is busy; the members under test serve another pool, which one UPDATE then gives the runs; runs/s = runs / (last finished_at − first claimed_at). --max-concurrent-runs (slots) per member as the row says (%s, default %s).",
+		harness.Thousands(burnRuns), EnvBenchBurnSlots, defaultBurnSlots)
 	env.Note("Pickup = claimed_at − created_at of a run submitted to a member that cannot claim it (it serves another pool), so the claimer learns of it by NOTIFY or by polling (--cluster-poll-secs 1); submissions %s apart.", pickupSpacing)
 	env.Note("Cancel = finished_at (status cancelled) − when POST /v1/runs/{id}/cancel was sent to the member that does not own the run: flag, notification, token, page boundary and the fenced finish.")
 	env.Note("Failover = claimed_at of the next attempt − the kill -9 of the owner, %d kills per --lease-ttl-secs: the lease runs out (at most a TTL after the kill: the last renewal came before it), then the peer, whose lease loop woke for that expiry, reclaims the run and claims it again.", failoverSamples)
 	env.Note("CPU (burn-down rows), from /proc between the hand-over UPDATE and the last run's end: busy = the whole machine's non-idle share of all %d CPUs; then cores used (CPU seconds per second) by the burning members, by PostgreSQL (every postgres process, exited backends included) and by everything else (the intake member, this suite, other work on the machine).", runtime.NumCPU())
 	env.Note("Where a trivial run's time goes (PostgreSQL, counted once with a statement hook (store.Options.QueryHook) in a throwaway build of the burning members; 1 member, 10,000 runs): 2,310 finish transactions — 1,896 batches of ~5 runs (finishes of runs that end together share one; a second starts beside a busy one once 4 wait), each BEGIN, one statement locking every key of the batch, ONE statement that ends every run of it (each row fenced as a single finish; it closes the attempts, inserts the log lines and reads each key's queued run), COMMIT; and 414 lone finishes of the same shape; 2,059 claims (~4.9 runs a claim: a backlogged member gathers freed slots); 286 NOTIFYs: ≈ 1.2 round trips (BEGIN and COMMIT included) and ≈ 0.44 commits per run. With one UPDATE per run inside the batch it was ≈ 2 round trips and 0.5 commits per run; before the group commit every finish was its own transaction of 4 round trips, ≈ 4.3 round trips and 1.25 commits per run with the claims. 3 members: the same per run (~4–5 runs per finish transaction and per claim each). Claim and finish both change status, so neither is a HOT update: each inserts into every index of sluice_runs whose predicate holds.")
-	env.Note("Ceiling on this machine: CPU per run = (members cores + PostgreSQL cores) / runs/s, about 0.4–0.5 ms in the members plus 0.4–0.55 ms in PostgreSQL (which counts every postgres process, other clients' too), so two cores shared by the members, PostgreSQL and the suite top out near 2 / 0.85 ms ≈ 2,300 runs/s with nothing else running: ≥ 3,000 runs/s needs more cores (or PostgreSQL on its own host). One member's 16 slots are bound by how long a slot takes to turn around on a saturated machine; more members add slots, not CPU.")
+	env.Note("CPU per run = (members cores + PostgreSQL cores) / runs/s. It is not a fixed cost: it falls as more runs share a claim and a finish statement, so it depends on the slots. With 16 slots a member leaves the machine partly idle (every slot waiting on a round trip or a commit) and spent 0.73–0.94 ms per run on the 2-core VM of these notes (1,573–1,947 runs/s); with 128 slots 0.41–0.50 ms, and one member passed 3,000 runs/s in five of six runs (2,888–3,666). Two and three members stayed 10–20 %% and 23–41 %% below one member with the same slots each: each gets a share of the runs, so (likely; not counted at 128 slots) its batches shrink and the CPU per run climbs back (0.65–0.72 ms with three) on a machine with no more cores to give.")
 	cols := []string{"measure", "members", "samples", "result", "target", "busy", "members cores", "PostgreSQL cores", "other cores"}
 	for i, r := range b.rows {
 		for len(r) < len(cols) {
@@ -111,6 +117,22 @@ func measureCluster(ctx context.Context, env *harness.Env) (harness.Table, error
 // burn, latency, failover), for measuring one change without the whole table.
 const EnvBenchClusterParts = "SLUICE_BENCH_CLUSTER_PARTS"
 
+// EnvBenchBurnSlots lists the --max-concurrent-runs of the burn-down members (comma
+// separated; default defaultBurnSlots), each measured with 1, 2 and 3 members: a member of
+// trivial runs is bound by how many it has in flight (and so how many share a claim or a
+// finish statement), so the slots are part of what a burn-down row measures.
+const EnvBenchBurnSlots = "SLUICE_BENCH_BURN_SLOTS"
+
+const defaultBurnSlots = "16,128"
+
+// burnSlots reads EnvBenchBurnSlots.
+func burnSlots(list string) ([]int, error) {
+	if strings.TrimSpace(list) == "" {
+		list = defaultBurnSlots
+	}
+	return positiveInts(EnvBenchBurnSlots, "slots", list)
+}
+
 // EnvBenchFailoverTTLs lists the --lease-ttl-secs values the failover part measures
 // (comma separated; default 5,30).
 const EnvBenchFailoverTTLs = "SLUICE_BENCH_FAILOVER_TTLS"
@@ -120,11 +142,16 @@ func failoverTTLs(list string) ([]int, error) {
 	if strings.TrimSpace(list) == "" {
 		return []int{5, 30}, nil
 	}
+	return positiveInts(EnvBenchFailoverTTLs, "seconds", list)
+}
+
+// positiveInts reads a comma-separated list of whole numbers ≥ 1 from the variable env.
+func positiveInts(env, unit, list string) ([]int, error) {
 	var out []int
 	for _, p := range strings.Split(list, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(p))
 		if err != nil || n < 1 {
-			return nil, fmt.Errorf("%s: %q is not a number of seconds ≥ 1", EnvBenchFailoverTTLs, p)
+			return nil, fmt.Errorf("%s: %q is not a number of %s ≥ 1", env, p, unit)
 		}
 		out = append(out, n)
 	}
@@ -186,7 +213,7 @@ func (b *clusterBench) burnDown(ctx context.Context, n int) error {
 	for i := range n {
 		wg.Go(func() {
 			burners[i], errs[i] = c.start(ctx, fmt.Sprintf("burner-%d", i), "--pool", "burn",
-				"--max-concurrent-runs", strconv.Itoa(burnConcurrency))
+				"--max-concurrent-runs", strconv.Itoa(b.slots))
 		})
 	}
 	wg.Wait()
@@ -235,7 +262,7 @@ WHERE name LIKE 'burn-%'`).Scan(&done, &total); err != nil {
 	if n == 1 {
 		target = "≥ 3,000 runs/s (SPEC §14.9)"
 	}
-	b.row(fmt.Sprintf("burn-down of %s runs", harness.Thousands(burnRuns)), n, burnRuns,
+	b.row(fmt.Sprintf("burn-down of %s runs, %d slots", harness.Thousands(burnRuns), b.slots), n, burnRuns,
 		fmt.Sprintf("%s runs/s (%.2f s)", harness.Thousands(int64(perSec+0.5)), wall.Seconds()), target)
 	row := len(b.rows) - 1
 	b.rows[row] = append(b.rows[row], use.cells(runtime.NumCPU())...)
