@@ -19,6 +19,10 @@ var _ cluster.Metrics = (*Metrics)(nil)
 // backlog that waits for an hour; the default buckets stop at 10 s.
 var claimBuckets = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600}
 
+// batchBuckets span the runs of one claim or finish transaction: 1 on an idle member, up
+// to a claim of every free slot (--max-concurrent-runs) or a finish batch's 64.
+var batchBuckets = []float64{1, 2, 4, 8, 16, 32, 64, 128, 256}
+
 // durationBuckets span run durations from a trivial run (milliseconds) to a nightly
 // load of several hours.
 var durationBuckets = []float64{.01, .05, .1, .5, 1, 5, 10, 30, 60, 300, 900, 1800, 3600, 7200, 14400, 43200}
@@ -56,6 +60,8 @@ type Metrics struct {
 	runsInFlight    prometheus.Gauge
 	historyDown     prometheus.Gauge
 	claimLatency    *prometheus.HistogramVec
+	claimBatch      prometheus.Histogram
+	finishBatch     prometheus.Histogram
 	shardsClaimed   prometheus.Counter
 	shardsReclaimed *prometheus.CounterVec
 
@@ -117,6 +123,16 @@ func New(opts Options) *Metrics {
 			Help:    "Time from submit to claim of the runs this member claimed, by pool.",
 			Buckets: claimBuckets,
 		}, []string{"pool"}),
+		claimBatch: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "sluice_serve_claim_batch_runs",
+			Help:    "Runs taken by each claim statement of this member.",
+			Buckets: batchBuckets,
+		}),
+		finishBatch: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "sluice_serve_finish_batch_runs",
+			Help:    "Runs ended by each finish transaction of this member's group commit.",
+			Buckets: batchBuckets,
+		}),
 		shardsClaimed: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "sluice_serve_shards_claimed_total",
 			Help: "Shards this member claimed.",
@@ -181,7 +197,7 @@ func New(opts Options) *Metrics {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.clusterEnabled, m.clusterInstances,
 		m.runsClaimed, m.runsReclaimed, m.runsTotal, m.runsRetried, m.runsInFlight, m.historyDown,
-		m.claimLatency, m.shardsClaimed, m.shardsReclaimed,
+		m.claimLatency, m.claimBatch, m.finishBatch, m.shardsClaimed, m.shardsReclaimed,
 		m.requests, m.requestDuration,
 		m.rows, m.pages, m.runDuration, m.lastSuccess,
 		m.scheduleTicks, m.buildInfo,

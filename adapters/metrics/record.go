@@ -50,6 +50,12 @@ func (m *Metrics) RunRetried(pipeline string) {
 	m.runsRetried.WithLabelValues(m.pipelines.label(pipeline)).Inc()
 }
 
+// RunsPerClaim observes the runs one claim statement took.
+func (m *Metrics) RunsPerClaim(n int) { m.claimBatch.Observe(float64(n)) }
+
+// RunsPerFinish observes the runs one finish transaction ended.
+func (m *Metrics) RunsPerFinish(n int) { m.finishBatch.Observe(float64(n)) }
+
 // InFlight reports how many runs execute on this member.
 func (m *Metrics) InFlight(n int) { m.runsInFlight.Set(float64(n)) }
 

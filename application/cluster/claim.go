@@ -107,6 +107,9 @@ func (m *Member) claimRuns(n int) int {
 		}
 		return 0
 	}
+	if len(got) > 0 {
+		m.metrics.RunsPerClaim(len(got))
+	}
 	now := m.clock.Now()
 	for _, c := range got {
 		m.metrics.RunClaimed(c.Pool, now.Sub(c.CreatedAt))

@@ -35,8 +35,9 @@ type finishGroup struct {
 	build runs.CallbackBuilder
 	txns  int
 	// stmt bounds one batch's transaction like any history statement of the member.
-	stmt func() (context.Context, context.CancelFunc)
-	ev   Events
+	stmt    func() (context.Context, context.CancelFunc)
+	ev      Events
+	metrics Metrics
 
 	mu     sync.Mutex
 	queue  []*finishReq
@@ -107,6 +108,7 @@ func (g *finishGroup) commit(batch []*finishReq) {
 	}
 	errs, panicked := g.write(items)
 	g.ev.finishBatch(len(batch))
+	g.metrics.RunsPerFinish(len(batch))
 	if panicked != nil && len(batch) > 1 {
 		for _, r := range batch {
 			g.commit([]*finishReq{r})
@@ -145,5 +147,6 @@ func (m *Member) newFinishGroup() *finishGroup {
 		txns = DefaultFinishTxns
 	}
 	return &finishGroup{store: m.deps.Finishes, owner: m.cfg.InstanceID, build: m.deps.Callbacks, txns: txns,
-		stmt: func() (context.Context, context.CancelFunc) { return m.stmt(m.root) }, ev: m.deps.Events}
+		stmt: func() (context.Context, context.CancelFunc) { return m.stmt(m.root) }, ev: m.deps.Events,
+		metrics: m.metrics}
 }

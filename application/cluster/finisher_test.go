@@ -105,8 +105,17 @@ func TestMemberGroupsFinishesThatEndTogether(t *testing.T) {
 	require.Eventually(t, func() bool {
 		m.mu.Lock()
 		defer m.mu.Unlock()
-		return len(m.finished) == n
+		return len(m.finished) == n && len(m.perFinish) == len(sizes)
 	}, waitFor, tick)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	require.Equal(t, sizes, m.perFinish, "each finish transaction is observed with its runs")
+	claimed := 0
+	for _, k := range m.perClaim {
+		require.Positive(t, k, "a claim that took nothing is not observed")
+		claimed += k
+	}
+	require.Equal(t, n, claimed, "the claims observed add up to the runs claimed")
 }
 
 // A callback builder that panics for one run of a batch fails that run with

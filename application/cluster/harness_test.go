@@ -119,6 +119,18 @@ type fakeMetrics struct {
 	finished    []string
 	reclaimed   []string
 	unreachable []bool
+	perClaim    []int
+	perFinish   []int
+}
+
+func (m *fakeMetrics) RunsPerClaim(n int)  { m.observe(&m.perClaim, n) }
+func (m *fakeMetrics) RunsPerFinish(n int) { m.observe(&m.perFinish, n) }
+
+// observe appends n to one of the batch-size records.
+func (m *fakeMetrics) observe(to *[]int, n int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	*to = append(*to, n)
 }
 
 func (m *fakeMetrics) RunClaimed(string, time.Duration) {

@@ -328,6 +328,12 @@ type Metrics interface {
 	// RunRetried counts one failed attempt of a run of pipeline (or of one of its shards)
 	// sent back to pending for a retry (SPEC §14.5).
 	RunRetried(pipeline string)
+	// RunsPerClaim observes how many runs one claim statement took (at least 1): under a
+	// backlog of short runs, what a run costs the history falls as this grows.
+	RunsPerClaim(n int)
+	// RunsPerFinish observes how many runs one finish transaction of the group commit
+	// ended (at least 1).
+	RunsPerFinish(n int)
 }
 
 // NopMetrics discards every measurement.
@@ -342,3 +348,5 @@ func (NopMetrics) HistoryUnreachable(bool)                   {}
 func (NopMetrics) ShardClaimed()                             {}
 func (NopMetrics) ShardReclaimed(string)                     {}
 func (NopMetrics) RunRetried(string)                         {}
+func (NopMetrics) RunsPerClaim(int)                          {}
+func (NopMetrics) RunsPerFinish(int)                         {}

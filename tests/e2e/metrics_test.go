@@ -147,6 +147,11 @@ func TestServeMetricsAfterRuns(t *testing.T) {
 	claims := series(fams, "sluice_serve_claim_latency_seconds", map[string]string{"pool": "default"})
 	require.NotNil(t, claims, "claim latency of the default pool")
 	require.EqualValues(t, 4, claims.GetHistogram().GetSampleCount(), "one observation per claimed run")
+	for _, name := range []string{"sluice_serve_claim_batch_runs", "sluice_serve_finish_batch_runs"} {
+		h := series(fams, name, nil).GetHistogram()
+		require.Positive(t, h.GetSampleCount(), name)
+		require.EqualValues(t, 4, h.GetSampleSum(), "%s: the batches add up to the four runs", name)
+	}
 	posts := series(fams, "sluice_serve_request_duration_seconds", map[string]string{"method": "POST", "route": "/v1/runs", "status": "202"})
 	require.NotNil(t, posts)
 	require.EqualValues(t, 4, posts.GetHistogram().GetSampleCount())

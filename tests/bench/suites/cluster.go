@@ -102,8 +102,10 @@ func measureCluster(ctx context.Context, env *harness.Env) (harness.Table, error
 	env.Note("Failover = claimed_at of the next attempt − the kill -9 of the owner, %d kills per --lease-ttl-secs: the lease runs out (at most a TTL after the kill: the last renewal came before it), then the peer, whose lease loop woke for that expiry, reclaims the run and claims it again.", failoverSamples)
 	env.Note("CPU (burn-down rows), from /proc between the hand-over UPDATE and the last run's end: busy = the whole machine's non-idle share of all %d CPUs; then cores used (CPU seconds per second) by the burning members, by PostgreSQL (every postgres process, exited backends included) and by everything else (the intake member, this suite, other work on the machine).", runtime.NumCPU())
 	env.Note("Where a trivial run's time goes (PostgreSQL, counted once with a statement hook (store.Options.QueryHook) in a throwaway build of the burning members; 1 member, 10,000 runs): 2,310 finish transactions — 1,896 batches of ~5 runs (finishes of runs that end together share one; a second starts beside a busy one once 4 wait), each BEGIN, one statement locking every key of the batch, ONE statement that ends every run of it (each row fenced as a single finish; it closes the attempts, inserts the log lines and reads each key's queued run), COMMIT; and 414 lone finishes of the same shape; 2,059 claims (~4.9 runs a claim: a backlogged member gathers freed slots); 286 NOTIFYs: ≈ 1.2 round trips (BEGIN and COMMIT included) and ≈ 0.44 commits per run. With one UPDATE per run inside the batch it was ≈ 2 round trips and 0.5 commits per run; before the group commit every finish was its own transaction of 4 round trips, ≈ 4.3 round trips and 1.25 commits per run with the claims. 3 members: the same per run (~4–5 runs per finish transaction and per claim each). Claim and finish both change status, so neither is a HOT update: each inserts into every index of sluice_runs whose predicate holds.")
-	env.Note("CPU per run = (members cores + PostgreSQL cores) / runs/s. It is not a fixed cost: it falls as more runs share a claim and a finish statement, so it depends on the slots. With 16 slots a member leaves the machine partly idle (every slot waiting on a round trip or a commit) and spent 0.73–0.94 ms per run on the 2-core VM of these notes (1,573–1,947 runs/s); with 128 slots 0.41–0.50 ms, and one member passed 3,000 runs/s in five of six runs (2,888–3,666). Two and three members stayed 10–20 %% and 23–41 %% below one member with the same slots each: each gets a share of the runs, so (likely; not counted at 128 slots) its batches shrink and the CPU per run climbs back (0.65–0.72 ms with three) on a machine with no more cores to give.")
-	cols := []string{"measure", "members", "samples", "result", "target", "busy", "members cores", "PostgreSQL cores", "other cores"}
+	env.Note("Runs per claim and per finish transaction (burn-down rows): the mean over the burning members of sluice_serve_claim_batch_runs and sluice_serve_finish_batch_runs (sum ÷ count on /metrics) at the end of the burn-down.")
+	env.Note("CPU per run = (members cores + PostgreSQL cores) / runs/s. It is not a fixed cost: it falls as more runs share a claim and a finish statement, so it depends on the slots. With 16 slots a member leaves the machine partly idle (every slot waiting on a round trip or a commit): ≈ 4.7 runs per claim, ≈ 4.2 per finish transaction, 0.73–1.08 ms per run on the 2-core VM of these notes (1,366–1,947 runs/s); with 128 slots ≈ 29–33 and ≈ 24–25, 0.41–0.65 ms, and one member passed 3,000 runs/s in five of eight runs (2,480–3,666). Two and three members stayed 10–20 %% and 23–41 %% below one member with the same slots each, with the same batch sizes (each member's slots stay full from the shared backlog): the same batches cost more CPU with more processes and PostgreSQL backends on two cores and on the same claim index head.")
+	cols := []string{"measure", "members", "samples", "result", "target", "busy", "members cores", "PostgreSQL cores", "other cores",
+		"runs per claim", "runs per finish tx"}
 	for i, r := range b.rows {
 		for len(r) < len(cols) {
 			r = append(r, "")
@@ -250,6 +252,10 @@ WHERE name LIKE 'burn-%'`).Scan(&done, &total); err != nil {
 		time.Sleep(100 * time.Millisecond)
 	}
 	use := cpuBetween(before, takeCPU(pids))
+	perClaim, perFinish, err := runsPerBatch(ctx, burners)
+	if err != nil {
+		return err
+	}
 	var first, last int64
 	if err := db.conn.QueryRow(ctx, `SELECT min(claimed_at), max(finished_at) FROM sluice_runs WHERE name LIKE 'burn-%'`).
 		Scan(&first, &last); err != nil {
@@ -266,6 +272,7 @@ WHERE name LIKE 'burn-%'`).Scan(&done, &total); err != nil {
 		fmt.Sprintf("%s runs/s (%.2f s)", harness.Thousands(int64(perSec+0.5)), wall.Seconds()), target)
 	row := len(b.rows) - 1
 	b.rows[row] = append(b.rows[row], use.cells(runtime.NumCPU())...)
+	b.rows[row] = append(b.rows[row], fmt.Sprintf("%.1f", perClaim), fmt.Sprintf("%.1f", perFinish))
 	return nil
 }
 

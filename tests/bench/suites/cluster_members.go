@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -272,4 +273,40 @@ ORDER BY started_at DESC LIMIT 1`, m.addr).Scan(&id)
 		return "", fmt.Errorf("%s has no member row", m.name)
 	}
 	return id, err
+}
+
+// runsPerBatch is the mean runs per claim statement and per finish transaction over the
+// members, from the sum and count of their batch histograms on /metrics.
+func runsPerBatch(ctx context.Context, members []*benchMember) (perClaim, perFinish float64, err error) {
+	var sums, counts [2]float64
+	names := [2]string{"sluice_serve_claim_batch_runs", "sluice_serve_finish_batch_runs"}
+	for _, m := range members {
+		status, data, err := m.do(ctx, http.MethodGet, "/metrics", nil)
+		if err != nil {
+			return 0, 0, err
+		}
+		if status != http.StatusOK {
+			return 0, 0, fmt.Errorf("%s: GET /metrics: status %d", m.name, status)
+		}
+		for line := range strings.SplitSeq(string(data), "\n") {
+			name, value, ok := strings.Cut(line, " ")
+			if !ok {
+				continue
+			}
+			for i, n := range names {
+				v, perr := strconv.ParseFloat(value, 64)
+				switch {
+				case perr != nil:
+				case name == n+"_sum":
+					sums[i] += v
+				case name == n+"_count":
+					counts[i] += v
+				}
+			}
+		}
+	}
+	if counts[0] == 0 || counts[1] == 0 {
+		return 0, 0, fmt.Errorf("the members' /metrics counted %v claims and %v finish transactions", counts[0], counts[1])
+	}
+	return sums[0] / counts[0], sums[1] / counts[1], nil
 }
