@@ -169,7 +169,7 @@ func TestAlertsAndDashboardNameExportedMetrics(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"runs finished per second by status", "pending runs per pool", "claim latency",
-		"run duration", "rows per second per pipeline", "live members", "history reachable"} {
+		"run duration", "rows per second per pipeline", "live members", "history reachable", "runs per claim"} {
 		require.Truef(t, slices.ContainsFunc(titles, func(s string) bool { return strings.HasPrefix(s, want) }),
 			"the dashboard has no %q panel", want)
 	}
