@@ -47,10 +47,9 @@ func Cluster() harness.Suite {
 }
 
 type clusterBench struct {
-	env   *harness.Env
-	base  string // PostgreSQL URL
-	rows  [][]string
-	slots int // --max-concurrent-runs of each burn-down member
+	env  *harness.Env
+	base string // PostgreSQL URL
+	rows [][]string
 }
 
 func measureCluster(ctx context.Context, env *harness.Env) (harness.Table, error) {
@@ -64,13 +63,13 @@ func measureCluster(ctx context.Context, env *harness.Env) (harness.Table, error
 	}
 	b := &clusterBench{env: env, base: base}
 	parts := clusterParts(os.Getenv(EnvBenchClusterParts))
-	for _, b.slots = range slots {
+	for _, perMember := range slots {
+		if !parts["burn"] {
+			break
+		}
 		for _, n := range []int{1, 2, 3} {
-			if !parts["burn"] {
-				break
-			}
-			if err := b.burnDown(ctx, n); err != nil {
-				return harness.Table{}, fmt.Errorf("burn-down with %d member(s), %d slots: %w", n, b.slots, err)
+			if err := b.burnDown(ctx, n, perMember); err != nil {
+				return harness.Table{}, fmt.Errorf("burn-down with %d member(s), %d slots: %w", n, perMember, err)
 			}
 		}
 	}
@@ -179,8 +178,9 @@ func (b *clusterBench) row(measure string, members, samples int, result, target 
 	b.rows = append(b.rows, []string{measure, strconv.Itoa(members), harness.Thousands(int64(samples)), result, target})
 }
 
-// burnDown times n members through burnRuns pre-submitted runs.
-func (b *clusterBench) burnDown(ctx context.Context, n int) error {
+// burnDown times n members, each with slots --max-concurrent-runs, through burnRuns
+// pre-submitted runs.
+func (b *clusterBench) burnDown(ctx context.Context, n, slots int) error {
 	c, err := newBenchCluster(ctx, b.env.Sluice, b.env.Dir, b.base)
 	if err != nil {
 		return err
@@ -215,7 +215,7 @@ func (b *clusterBench) burnDown(ctx context.Context, n int) error {
 	for i := range n {
 		wg.Go(func() {
 			burners[i], errs[i] = c.start(ctx, fmt.Sprintf("burner-%d", i), "--pool", "burn",
-				"--max-concurrent-runs", strconv.Itoa(b.slots))
+				"--max-concurrent-runs", strconv.Itoa(slots))
 		})
 	}
 	wg.Wait()
@@ -268,7 +268,7 @@ WHERE name LIKE 'burn-%'`).Scan(&done, &total); err != nil {
 	if n == 1 {
 		target = "≥ 3,000 runs/s (SPEC §14.9)"
 	}
-	b.row(fmt.Sprintf("burn-down of %s runs, %d slots", harness.Thousands(burnRuns), b.slots), n, burnRuns,
+	b.row(fmt.Sprintf("burn-down of %s runs, %d slots", harness.Thousands(burnRuns), slots), n, burnRuns,
 		fmt.Sprintf("%s runs/s (%.2f s)", harness.Thousands(int64(perSec+0.5)), wall.Seconds()), target)
 	row := len(b.rows) - 1
 	b.rows[row] = append(b.rows[row], use.cells(runtime.NumCPU())...)

@@ -12,7 +12,6 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -275,34 +274,34 @@ ORDER BY started_at DESC LIMIT 1`, m.addr).Scan(&id)
 	return id, err
 }
 
+// metrics is the member's /metrics text.
+func (m *benchMember) metrics(ctx context.Context) (string, error) {
+	status, body, err := m.do(ctx, http.MethodGet, "/metrics", nil)
+	if err != nil || status != http.StatusOK {
+		return "", fmt.Errorf("%s: GET /metrics answered %d: %v", m.name, status, err)
+	}
+	return string(body), nil
+}
+
 // runsPerBatch is the mean runs per claim statement and per finish transaction over the
 // members, from the sum and count of their batch histograms on /metrics.
 func runsPerBatch(ctx context.Context, members []*benchMember) (perClaim, perFinish float64, err error) {
 	var sums, counts [2]float64
-	names := [2]string{"sluice_serve_claim_batch_runs", "sluice_serve_finish_batch_runs"}
 	for _, m := range members {
-		status, data, err := m.do(ctx, http.MethodGet, "/metrics", nil)
+		text, err := m.metrics(ctx)
 		if err != nil {
 			return 0, 0, err
 		}
-		if status != http.StatusOK {
-			return 0, 0, fmt.Errorf("%s: GET /metrics: status %d", m.name, status)
-		}
-		for line := range strings.SplitSeq(string(data), "\n") {
-			name, value, ok := strings.Cut(line, " ")
-			if !ok {
-				continue
+		for i, name := range [2]string{"sluice_serve_claim_batch_runs", "sluice_serve_finish_batch_runs"} {
+			sum, err := metricValue(text, name+"_sum")
+			if err != nil {
+				return 0, 0, fmt.Errorf("%s: %w", m.name, err)
 			}
-			for i, n := range names {
-				v, perr := strconv.ParseFloat(value, 64)
-				switch {
-				case perr != nil:
-				case name == n+"_sum":
-					sums[i] += v
-				case name == n+"_count":
-					counts[i] += v
-				}
+			count, err := metricValue(text, name+"_count")
+			if err != nil {
+				return 0, 0, fmt.Errorf("%s: %w", m.name, err)
 			}
+			sums[i], counts[i] = sums[i]+sum, counts[i]+count
 		}
 	}
 	if counts[0] == 0 || counts[1] == 0 {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"runtime"
 	"sort"
 	"strconv"
@@ -298,11 +297,11 @@ func shardsPerMember(ctx context.Context, members []*benchMember, c shardCase) (
 	}
 	var counts []int
 	for _, m := range members {
-		status, body, err := m.do(ctx, http.MethodGet, "/metrics", nil)
-		if err != nil || status != http.StatusOK {
-			return nil, fmt.Errorf("%s: GET /metrics answered %d: %v", m.name, status, err)
+		text, err := m.metrics(ctx)
+		if err != nil {
+			return nil, err
 		}
-		n, err := metricValue(string(body), "sluice_serve_shards_claimed_total")
+		n, err := metricValue(text, "sluice_serve_shards_claimed_total")
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", m.name, err)
 		}
@@ -314,7 +313,8 @@ func shardsPerMember(ctx context.Context, members []*benchMember, c shardCase) (
 	return counts, nil
 }
 
-// metricValue is the value of an unlabelled counter in Prometheus text.
+// metricValue is the value of an unlabelled series (a counter, a histogram's _sum or
+// _count) in Prometheus text.
 func metricValue(text, name string) (float64, error) {
 	for line := range strings.Lines(text) {
 		f := strings.Fields(line)
