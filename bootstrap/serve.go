@@ -93,6 +93,7 @@ func (p *process) serve(cmd *cobra.Command, f *serveFlags) error {
 		return &cli.ExitError{Code: cli.ExitFailure, Err: errors.New(p.redactor.Redact(err.Error()))}
 	}
 	p.redactor.Register(s.Auth.Token) // a generated one is known only now
+	defer startGCFloor(s.Ops.GCFloorMiB, log).Stop()
 	if s.Auth.Disabled {
 		log.Warn("authentication is disabled (--no-auth): every caller is admin")
 	}

@@ -40,6 +40,7 @@ func TestServeRefusesBadFlags(t *testing.T) {
 		{"empty data dir", []string{"--data-dir", ""}, nil, "--data-dir"},
 		{"max concurrent", []string{"--max-concurrent-runs", "0"}, nil, "--max-concurrent-runs"},
 		{"max queued", []string{"--max-queued-runs", "-1"}, nil, "--max-queued-runs"},
+		{"gc heap floor", []string{"--gc-heap-floor-mib", "-1"}, nil, "--gc-heap-floor-mib"},
 		{"body limit", []string{"--body-limit-bytes", "0"}, nil, "--body-limit-bytes"},
 		{"grace", []string{"--shutdown-grace-secs", "-1"}, nil, "--shutdown-grace-secs"},
 		{"kill", []string{"--shutdown-kill-secs", "-1"}, nil, "--shutdown-kill-secs"},

@@ -203,3 +203,22 @@ func promtoolCheckMetrics(t *testing.T, exposition []byte) {
 	out, err := cmd.CombinedOutput()
 	require.NoErrorf(t, err, "promtool check metrics:\n%s", out)
 }
+
+// TestServeGCHeapFloor reads the collector's pacing off /metrics (go_gc_gogc_percent):
+// raised by the default --gc-heap-floor-mib while the live heap is small, Go's own 100
+// with --gc-heap-floor-mib 0, and whatever GOGC says when it is set.
+func TestServeGCHeapFloor(t *testing.T) {
+	t.Parallel()
+	gogc := func(s *server) float64 {
+		_, fams := scrapeMetrics(t, s)
+		return sampleValue(t, fams, "go_gc_gogc_percent", nil)
+	}
+	dir := t.TempDir()
+	floored := startServe(t, filepath.Join(dir, "a"), map[string]string{"GOGC": ""})
+	require.Greater(t, gogc(floored), 100.0, "the default floor did not raise GOGC over a small live heap")
+	off := startServe(t, filepath.Join(dir, "b"), map[string]string{"GOGC": ""}, "--gc-heap-floor-mib", "0")
+	require.Equal(t, 100.0, gogc(off))
+	chosen := startServe(t, filepath.Join(dir, "c"), map[string]string{"GOGC": "50"})
+	require.Equal(t, 50.0, gogc(chosen))
+	require.Contains(t, chosen.Stderr(), "GOGC is set: --gc-heap-floor-mib is ignored")
+}

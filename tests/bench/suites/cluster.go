@@ -9,8 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -20,7 +18,6 @@ import (
 // Sizes of the cluster suite. They are fixed rather than taken from --rows: the suite
 // measures runs and latencies, not rows.
 const (
-	burnRuns         = 10_000
 	submitWorkers    = 16
 	pickupSamples    = 200
 	pollPickups      = 40
@@ -61,16 +58,19 @@ func measureCluster(ctx context.Context, env *harness.Env) (harness.Table, error
 	if err != nil {
 		return harness.Table{}, err
 	}
+	sizes, err := burnSizes(os.Getenv(EnvBenchBurnRuns))
+	if err != nil {
+		return harness.Table{}, err
+	}
+	rounds, err := burnRounds(os.Getenv(EnvBenchBurnRounds))
+	if err != nil {
+		return harness.Table{}, err
+	}
 	b := &clusterBench{env: env, base: base}
 	parts := clusterParts(os.Getenv(EnvBenchClusterParts))
-	for _, perMember := range slots {
-		if !parts["burn"] {
-			break
-		}
-		for _, n := range []int{1, 2, 3} {
-			if err := b.burnDown(ctx, n, perMember); err != nil {
-				return harness.Table{}, fmt.Errorf("burn-down with %d member(s), %d slots: %w", n, perMember, err)
-			}
+	if parts["burn"] {
+		if err := b.burns(ctx, slots, sizes, rounds); err != nil {
+			return harness.Table{}, err
 		}
 	}
 	for _, pollOnly := range []bool{false, true} {
@@ -94,8 +94,8 @@ func measureCluster(ctx context.Context, env *harness.Env) (harness.Table, error
 		}
 	}
 	env.Note("One PostgreSQL history (schema %s, recreated per measurement); members are `sluice serve --cluster` processes on loopback ports of this machine, started by the suite.", clusterSchema)
-	env.Note("Burn-down: %s trivial runs (generate 1 row → stdout) submitted first through a member whose only slot is busy; the members under test serve another pool, which one UPDATE then gives the runs; runs/s = runs / (last finished_at − first claimed_at). --max-concurrent-runs (slots) per member as the row says (%s, default %s).",
-		harness.Thousands(burnRuns), EnvBenchBurnSlots, defaultBurnSlots)
+	env.Note("Burn-down: trivial runs (generate 1 row → stdout), as many as the row says (%s, default %s), submitted first through a member whose only slot is busy; the members under test serve another pool, which one UPDATE then gives the runs; runs/s = runs / (last finished_at − first claimed_at). --max-concurrent-runs (slots) per member as the row says (%s, default %s). With %s above 1 the 1-, 2- and 3-member burn-downs take turns that many times and a row gives the median (its CPU and batch columns are the median burn-down's) and the range; \"vs 1 member\" compares the medians.",
+		EnvBenchBurnRuns, defaultBurnRuns, EnvBenchBurnSlots, defaultBurnSlots, EnvBenchBurnRounds)
 	env.Note("Pickup = claimed_at − created_at of a run submitted to a member that cannot claim it (it serves another pool), so the claimer learns of it by NOTIFY or by polling (--cluster-poll-secs 1); submissions %s apart.", pickupSpacing)
 	env.Note("Cancel = finished_at (status cancelled) − when POST /v1/runs/{id}/cancel was sent to the member that does not own the run: flag, notification, token, page boundary and the fenced finish.")
 	env.Note("Failover = claimed_at of the next attempt − the kill -9 of the owner, %d kills per --lease-ttl-secs: the lease runs out (at most a TTL after the kill: the last renewal came before it), then the peer, whose lease loop woke for that expiry, reclaims the run and claims it again.", failoverSamples)
@@ -103,8 +103,8 @@ func measureCluster(ctx context.Context, env *harness.Env) (harness.Table, error
 	env.Note("Where a trivial run's time goes (PostgreSQL, counted once with a statement hook (store.Options.QueryHook) in a throwaway build of the burning members; 1 member, 10,000 runs): 2,310 finish transactions — 1,896 batches of ~5 runs (finishes of runs that end together share one; a second starts beside a busy one once 4 wait), each BEGIN, one statement locking every key of the batch, ONE statement that ends every run of it (each row fenced as a single finish; it closes the attempts, inserts the log lines and reads each key's queued run), COMMIT; and 414 lone finishes of the same shape; 2,059 claims (~4.9 runs a claim: a backlogged member gathers freed slots); 286 NOTIFYs: ≈ 1.2 round trips (BEGIN and COMMIT included) and ≈ 0.44 commits per run. With one UPDATE per run inside the batch it was ≈ 2 round trips and 0.5 commits per run; before the group commit every finish was its own transaction of 4 round trips, ≈ 4.3 round trips and 1.25 commits per run with the claims. 3 members: the same per run (~4–5 runs per finish transaction and per claim each). Claim and finish both change status, so neither is a HOT update: each inserts into every index of sluice_runs whose predicate holds.")
 	env.Note("Runs per claim and per finish transaction (burn-down rows): the mean over the burning members of sluice_serve_claim_batch_runs and sluice_serve_finish_batch_runs (sum ÷ count on /metrics) at the end of the burn-down.")
 	env.Note("CPU per run = (members cores + PostgreSQL cores) / runs/s. It is not a fixed cost: it falls as more runs share a claim and a finish statement, so it depends on the slots. With 16 slots a member leaves the machine partly idle (every slot waiting on a round trip or a commit): ≈ 4.7 runs per claim, ≈ 4.2 per finish transaction, 0.73–1.08 ms per run on the 2-core VM of these notes (1,366–1,947 runs/s); with 128 slots ≈ 29–33 and ≈ 24–25, 0.41–0.65 ms, and one member passed 3,000 runs/s in five of eight runs (2,480–3,666). Two and three members stayed 10–20 %% and 23–41 %% below one member with the same slots each, with the same batch sizes (each member's slots stay full from the shared backlog): the same batches cost more CPU with more processes and PostgreSQL backends on two cores and on the same claim index head.")
-	cols := []string{"measure", "members", "samples", "result", "target", "busy", "members cores", "PostgreSQL cores", "other cores",
-		"runs per claim", "runs per finish tx"}
+	cols := []string{"measure", "members", "samples", "result", "target", "vs 1 member", "busy", "members cores", "PostgreSQL cores", "other cores",
+		"runs per claim", "runs per finish tx", "KiB allocated per run", "GCs per 1,000 runs"}
 	for i, r := range b.rows {
 		for len(r) < len(cols) {
 			r = append(r, "")
@@ -117,22 +117,6 @@ func measureCluster(ctx context.Context, env *harness.Env) (harness.Table, error
 // EnvBenchClusterParts narrows the cluster suite to some of its parts (comma separated:
 // burn, latency, failover), for measuring one change without the whole table.
 const EnvBenchClusterParts = "SLUICE_BENCH_CLUSTER_PARTS"
-
-// EnvBenchBurnSlots lists the --max-concurrent-runs of the burn-down members (comma
-// separated; default defaultBurnSlots), each measured with 1, 2 and 3 members: a member of
-// trivial runs is bound by how many it has in flight (and so how many share a claim or a
-// finish statement), so the slots are part of what a burn-down row measures.
-const EnvBenchBurnSlots = "SLUICE_BENCH_BURN_SLOTS"
-
-const defaultBurnSlots = "16,128"
-
-// burnSlots reads EnvBenchBurnSlots.
-func burnSlots(list string) ([]int, error) {
-	if strings.TrimSpace(list) == "" {
-		list = defaultBurnSlots
-	}
-	return positiveInts(EnvBenchBurnSlots, "slots", list)
-}
 
 // EnvBenchFailoverTTLs lists the --lease-ttl-secs values the failover part measures
 // (comma separated; default 5,30).
@@ -178,104 +162,6 @@ func (b *clusterBench) row(measure string, members, samples int, result, target 
 	b.rows = append(b.rows, []string{measure, strconv.Itoa(members), harness.Thousands(int64(samples)), result, target})
 }
 
-// burnDown times n members, each with slots --max-concurrent-runs, through burnRuns
-// pre-submitted runs.
-func (b *clusterBench) burnDown(ctx context.Context, n, slots int) error {
-	c, err := newBenchCluster(ctx, b.env.Sluice, b.env.Dir, b.base)
-	if err != nil {
-		return err
-	}
-	defer c.stop()
-	intake, err := c.start(ctx, "intake", "--max-concurrent-runs", "1", "--max-queued-runs", "0")
-	if err != nil {
-		return err
-	}
-	// One endless run fills the intake member's only slot: it accepts the submissions and
-	// claims none of them.
-	if _, err := intake.submit(ctx, map[string]any{"config": slowRun("blocker", 1_000_000, 1)}); err != nil {
-		return err
-	}
-	db, err := c.db(ctx)
-	if err != nil {
-		return err
-	}
-	defer db.close()
-	if err := waitRunning(ctx, db); err != nil {
-		return err
-	}
-	b.env.Progress("burn-down with %d member(s): submitting %s runs", n, harness.Thousands(burnRuns))
-	start := time.Now()
-	if err := submitMany(ctx, intake, burnRuns); err != nil {
-		return err
-	}
-	b.env.Progress("submitted in %s; starting %d member(s)", time.Since(start).Round(time.Millisecond), n)
-	var wg sync.WaitGroup
-	errs := make([]error, n)
-	burners := make([]*benchMember, n)
-	for i := range n {
-		wg.Go(func() {
-			burners[i], errs[i] = c.start(ctx, fmt.Sprintf("burner-%d", i), "--pool", "burn",
-				"--max-concurrent-runs", strconv.Itoa(slots))
-		})
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	pids := make([]int, n)
-	for i, m := range burners {
-		pids[i] = m.cmd.Process.Pid
-	}
-	before := takeCPU(pids)
-	if _, err := db.conn.Exec(ctx, `UPDATE sluice_runs SET pool = 'burn' WHERE status = 'pending' AND name LIKE 'burn-%'`); err != nil {
-		return fmt.Errorf("hand the runs to the burn pool: %w", err)
-	}
-	// Wake the members at once instead of at their next poll.
-	if _, err := db.conn.Exec(ctx, `SELECT pg_notify('sluice_work_`+clusterSchema+`', '')`); err != nil {
-		return err
-	}
-	deadline := time.Now().Add(burnTimeout)
-	for {
-		var done, total int
-		if err := db.conn.QueryRow(ctx, `SELECT count(*) FILTER (WHERE status = 'completed'), count(*) FROM sluice_runs
-WHERE name LIKE 'burn-%'`).Scan(&done, &total); err != nil {
-			return err
-		}
-		if done == total {
-			break
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%d of %d runs completed after %s", done, total, burnTimeout)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	use := cpuBetween(before, takeCPU(pids))
-	perClaim, perFinish, err := runsPerBatch(ctx, burners)
-	if err != nil {
-		return err
-	}
-	var first, last int64
-	if err := db.conn.QueryRow(ctx, `SELECT min(claimed_at), max(finished_at) FROM sluice_runs WHERE name LIKE 'burn-%'`).
-		Scan(&first, &last); err != nil {
-		return err
-	}
-	wall := time.Duration(last-first) * time.Millisecond
-	perSec := float64(burnRuns) / wall.Seconds()
-	b.env.Progress("burn-down with %d member(s): %.0f runs/s", n, perSec)
-	target := "≥ the 1-member row"
-	if n == 1 {
-		target = "≥ 3,000 runs/s (SPEC §14.9)"
-	}
-	b.row(fmt.Sprintf("burn-down of %s runs, %d slots", harness.Thousands(burnRuns), slots), n, burnRuns,
-		fmt.Sprintf("%s runs/s (%.2f s)", harness.Thousands(int64(perSec+0.5)), wall.Seconds()), target)
-	row := len(b.rows) - 1
-	b.rows[row] = append(b.rows[row], use.cells(runtime.NumCPU())...)
-	b.rows[row] = append(b.rows[row], fmt.Sprintf("%.1f", perClaim), fmt.Sprintf("%.1f", perFinish))
-	return nil
-}
-
 func waitRunning(ctx context.Context, db *historyDB) error {
 	deadline := time.Now().Add(latencyTimeout)
 	for {
@@ -291,30 +177,6 @@ func waitRunning(ctx context.Context, db *historyDB) error {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-}
-
-// submitMany posts n trivial runs through m with submitWorkers clients at once.
-func submitMany(ctx context.Context, m *benchMember, n int) error {
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	errs := make(chan error, submitWorkers)
-	for range submitWorkers {
-		wg.Go(func() {
-			for {
-				i := next.Add(1)
-				if i > int64(n) {
-					return
-				}
-				if _, err := m.submit(ctx, map[string]any{"config": quickRun(fmt.Sprintf("burn-%d", i))}); err != nil {
-					errs <- err
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	return <-errs
 }
 
 // latencies measures pickup and cross-member cancel on two members: one that accepts

@@ -283,29 +283,50 @@ func (m *benchMember) metrics(ctx context.Context) (string, error) {
 	return string(body), nil
 }
 
-// runsPerBatch is the mean runs per claim statement and per finish transaction over the
-// members, from the sum and count of their batch histograms on /metrics.
-func runsPerBatch(ctx context.Context, members []*benchMember) (perClaim, perFinish float64, err error) {
-	var sums, counts [2]float64
+// memberCounters are sums over the burning members of counters on their /metrics.
+type memberCounters struct {
+	claims, claimedRuns   float64 // sluice_serve_claim_batch_runs count and sum
+	finishes, finishedRun float64 // sluice_serve_finish_batch_runs count and sum
+	allocBytes, gcCycles  float64 // the Go runtime's bytes allocated and GC cycles
+}
+
+// counterNames are the /metrics lines read into memberCounters, in its field order.
+var counterNames = [...]string{
+	"sluice_serve_claim_batch_runs_count", "sluice_serve_claim_batch_runs_sum",
+	"sluice_serve_finish_batch_runs_count", "sluice_serve_finish_batch_runs_sum",
+	"go_memstats_alloc_bytes_total", "go_gc_duration_seconds_count",
+}
+
+// readCounters sums counterNames over the members.
+func readCounters(ctx context.Context, members []*benchMember) (memberCounters, error) {
+	var v [len(counterNames)]float64
 	for _, m := range members {
 		text, err := m.metrics(ctx)
 		if err != nil {
-			return 0, 0, err
+			return memberCounters{}, err
 		}
-		for i, name := range [2]string{"sluice_serve_claim_batch_runs", "sluice_serve_finish_batch_runs"} {
-			sum, err := metricValue(text, name+"_sum")
+		for i, name := range counterNames {
+			x, err := metricValue(text, name)
 			if err != nil {
-				return 0, 0, fmt.Errorf("%s: %w", m.name, err)
+				return memberCounters{}, fmt.Errorf("%s: %w", m.name, err)
 			}
-			count, err := metricValue(text, name+"_count")
-			if err != nil {
-				return 0, 0, fmt.Errorf("%s: %w", m.name, err)
-			}
-			sums[i], counts[i] = sums[i]+sum, counts[i]+count
+			v[i] += x
 		}
 	}
-	if counts[0] == 0 || counts[1] == 0 {
-		return 0, 0, fmt.Errorf("the members' /metrics counted %v claims and %v finish transactions", counts[0], counts[1])
+	return memberCounters{claims: v[0], claimedRuns: v[1], finishes: v[2], finishedRun: v[3], allocBytes: v[4], gcCycles: v[5]}, nil
+}
+
+// since is what the counters grew by from before.
+func (c memberCounters) since(before memberCounters) memberCounters {
+	return memberCounters{claims: c.claims - before.claims, claimedRuns: c.claimedRuns - before.claimedRuns,
+		finishes: c.finishes - before.finishes, finishedRun: c.finishedRun - before.finishedRun,
+		allocBytes: c.allocBytes - before.allocBytes, gcCycles: c.gcCycles - before.gcCycles}
+}
+
+// perBatch is the mean runs per claim statement and per finish transaction.
+func (c memberCounters) perBatch() (perClaim, perFinish float64, err error) {
+	if c.claims == 0 || c.finishes == 0 {
+		return 0, 0, fmt.Errorf("the members' /metrics counted %v claims and %v finish transactions", c.claims, c.finishes)
 	}
-	return sums[0] / counts[0], sums[1] / counts[1], nil
+	return c.claimedRuns / c.claims, c.finishedRun / c.finishes, nil
 }
