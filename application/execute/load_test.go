@@ -373,9 +373,9 @@ params:
 	require.Zero(t, env.reads)
 }
 
-func TestLoadParams(t *testing.T) {
-	t.Parallel()
-	text := `version: 1
+// paramsConfig declares a required string param and an int with a default, used by the
+// source's batch_size.
+const paramsConfig = `version: 1
 name: x
 pipeline:
   source: {type: pg, config: {connection_url: u, query: "q", batch_size: "${param.n}"}}
@@ -384,6 +384,10 @@ params:
   region: { type: string, required: true }
   n: { type: int, default: 5 }
 `
+
+func TestLoadParams(t *testing.T) {
+	t.Parallel()
+	text := paramsConfig
 	l := newLoader(&loadEnv{}, nil)
 	_, err := l.Load(context.Background(), []byte(text), execute.LoadOptions{Params: map[string]string{"n": "abc", "zone": "x"}})
 	require.Equal(t, pipeline.Errors{

@@ -1,8 +1,10 @@
 package execute_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -71,4 +73,29 @@ func TestParseCacheIsBounded(t *testing.T) {
 		}
 	}
 	require.EqualValues(t, 68, dec.calls.Load(), "a large text is decoded each time, never kept")
+}
+
+// TestLoadResolvesEachRunOnItsOwnTree loads one text with different params: the text is
+// decoded once, and each Load resolves its own tree (Load resolves in place the tree Parse
+// handed it), so no run sees another's values.
+func TestLoadResolvesEachRunOnItsOwnTree(t *testing.T) {
+	t.Parallel()
+	dec := &countingDecoder{}
+	l := newLoader(&loadEnv{}, nil)
+	l.Decoder = dec
+	text := []byte(strings.Replace(paramsConfig, "name: x", "name: orders-${param.region}", 1))
+	for _, tc := range []struct {
+		region, n string
+		batch     int64
+	}{{"eu", "7", 7}, {"us", "9", 9}, {"eu", "", 5}} {
+		params := map[string]string{"region": tc.region}
+		if tc.n != "" {
+			params["n"] = tc.n
+		}
+		cfg, err := l.Load(context.Background(), text, execute.LoadOptions{Params: params})
+		require.NoError(t, err)
+		require.Equal(t, "orders-"+tc.region, cfg.Name)
+		require.Equal(t, tc.batch, cfg.Source.Int("batch_size", 0))
+	}
+	require.EqualValues(t, 1, dec.calls.Load())
 }
