@@ -5,7 +5,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
-	"sync/atomic"
+	"sync"
 )
 
 // basePercent is Go's own GOGC, which the floor starts from and returns to.
@@ -22,8 +22,11 @@ const liveMetric = "/gc/heap/live:bytes"
 
 // Floor keeps the heap goal at or above its floor until Stop.
 type Floor struct {
-	floor   uint64
-	stopped atomic.Bool
+	floor uint64
+	// mu orders a collection's pacing against Stop, so a cycle that began before Stop
+	// cannot set its percent after Stop restored Go's.
+	mu      sync.Mutex
+	stopped bool
 	// tuned, when set, hears each percent applied (tests).
 	tuned func(percent int)
 }
@@ -43,16 +46,21 @@ func start(floor uint64, tuned func(int)) *Floor {
 		return nil
 	}
 	f := &Floor{floor: floor, tuned: tuned}
-	f.apply()
-	f.arm()
+	f.pace()
 	return f
 }
 
 // Stop gives the pacing back to Go's default; a nil Floor is a no-op.
 func (f *Floor) Stop() {
-	if f == nil || f.stopped.Swap(true) {
+	if f == nil {
 		return
 	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.stopped {
+		return
+	}
+	f.stopped = true
 	debug.SetGCPercent(basePercent)
 }
 
@@ -70,16 +78,21 @@ func (f *Floor) arm() {
 
 // cycle runs after a collection: it paces the next one from the heap this one left live.
 func (f *Floor) cycle() {
-	if f.stopped.Load() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.stopped {
 		return
 	}
-	f.apply()
-	f.arm()
+	f.pace()
 }
 
-func (f *Floor) apply() {
+// pace sets the percent from the live heap and arms for the next collection; only then
+// does it tell tuned, so whoever hears it and collects finds the new sentinel allocated
+// (one allocated while a collection marks survives that collection).
+func (f *Floor) pace() {
 	p := percentFor(liveHeap(), f.floor)
 	debug.SetGCPercent(p)
+	f.arm()
 	if f.tuned != nil {
 		f.tuned(p)
 	}
