@@ -231,8 +231,8 @@ func (b *clusterBench) burnDown(ctx context.Context, n, slots, runs int) (burnRe
 	if r.perClaim, r.perFinish, err = grew.perBatch(); err != nil {
 		return burnResult{}, err
 	}
-	r.allocKB = grew.allocBytes / 1024 / float64(runs)
-	r.gcPerK = grew.gcCycles * 1000 / float64(runs)
+	r.allocKB = grew[allocatedBytes] / 1024 / float64(runs)
+	r.gcPerK = grew[collections] * 1000 / float64(runs)
 	var first, last int64
 	if err := db.conn.QueryRow(ctx, `SELECT min(claimed_at), max(finished_at) FROM sluice_runs WHERE name LIKE 'burn-%'`).
 		Scan(&first, &last); err != nil {

@@ -283,23 +283,31 @@ func (m *benchMember) metrics(ctx context.Context) (string, error) {
 	return string(body), nil
 }
 
-// memberCounters are sums over the burning members of counters on their /metrics.
-type memberCounters struct {
-	claims, claimedRuns   float64 // sluice_serve_claim_batch_runs count and sum
-	finishes, finishedRun float64 // sluice_serve_finish_batch_runs count and sum
-	allocBytes, gcCycles  float64 // the Go runtime's bytes allocated and GC cycles
-}
+// memberCounters are sums over the burning members of the /metrics counters named by
+// counterNames, at the same index.
+type memberCounters [len(counterNames)]float64
 
-// counterNames are the /metrics lines read into memberCounters, in its field order.
+// Indexes of memberCounters.
+const (
+	claimStatements = iota
+	claimedRuns
+	finishTransactions
+	finishedRuns
+	allocatedBytes
+	collections
+)
+
+// counterNames are the /metrics lines read into memberCounters: the count and sum of the
+// batch histograms, and the Go runtime's bytes allocated and collections.
 var counterNames = [...]string{
-	"sluice_serve_claim_batch_runs_count", "sluice_serve_claim_batch_runs_sum",
-	"sluice_serve_finish_batch_runs_count", "sluice_serve_finish_batch_runs_sum",
-	"go_memstats_alloc_bytes_total", "go_gc_duration_seconds_count",
+	claimStatements: "sluice_serve_claim_batch_runs_count", claimedRuns: "sluice_serve_claim_batch_runs_sum",
+	finishTransactions: "sluice_serve_finish_batch_runs_count", finishedRuns: "sluice_serve_finish_batch_runs_sum",
+	allocatedBytes: "go_memstats_alloc_bytes_total", collections: "go_gc_duration_seconds_count",
 }
 
 // readCounters sums counterNames over the members.
 func readCounters(ctx context.Context, members []*benchMember) (memberCounters, error) {
-	var v [len(counterNames)]float64
+	var c memberCounters
 	for _, m := range members {
 		text, err := m.metrics(ctx)
 		if err != nil {
@@ -310,23 +318,25 @@ func readCounters(ctx context.Context, members []*benchMember) (memberCounters, 
 			if err != nil {
 				return memberCounters{}, fmt.Errorf("%s: %w", m.name, err)
 			}
-			v[i] += x
+			c[i] += x
 		}
 	}
-	return memberCounters{claims: v[0], claimedRuns: v[1], finishes: v[2], finishedRun: v[3], allocBytes: v[4], gcCycles: v[5]}, nil
+	return c, nil
 }
 
 // since is what the counters grew by from before.
 func (c memberCounters) since(before memberCounters) memberCounters {
-	return memberCounters{claims: c.claims - before.claims, claimedRuns: c.claimedRuns - before.claimedRuns,
-		finishes: c.finishes - before.finishes, finishedRun: c.finishedRun - before.finishedRun,
-		allocBytes: c.allocBytes - before.allocBytes, gcCycles: c.gcCycles - before.gcCycles}
+	for i := range c {
+		c[i] -= before[i]
+	}
+	return c
 }
 
 // perBatch is the mean runs per claim statement and per finish transaction.
 func (c memberCounters) perBatch() (perClaim, perFinish float64, err error) {
-	if c.claims == 0 || c.finishes == 0 {
-		return 0, 0, fmt.Errorf("the members' /metrics counted %v claims and %v finish transactions", c.claims, c.finishes)
+	if c[claimStatements] == 0 || c[finishTransactions] == 0 {
+		return 0, 0, fmt.Errorf("the members' /metrics counted %v claims and %v finish transactions",
+			c[claimStatements], c[finishTransactions])
 	}
-	return c.claimedRuns / c.claims, c.finishedRun / c.finishes, nil
+	return c[claimedRuns] / c[claimStatements], c[finishedRuns] / c[finishTransactions], nil
 }
