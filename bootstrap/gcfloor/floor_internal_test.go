@@ -34,7 +34,7 @@ func TestPercentFor(t *testing.T) {
 // checks that each collection was followed by a pacing that the runtime took and that puts
 // the heap goal near the floor; after Stop Go's default is back and stays.
 func TestFloorFollowsCollections(t *testing.T) {
-	unsetGOGC(t)
+	t.Setenv("GOGC", "") // empty is Go's default, as the runtime reads it
 	const floor = 256 << 20
 	tuned := make(chan int, 64)
 	f := start(floor, func(p int) {
@@ -92,7 +92,7 @@ func TestGOGCInTheEnvironmentWins(t *testing.T) {
 }
 
 func TestZeroFloorIsOff(t *testing.T) {
-	unsetGOGC(t)
+	t.Setenv("GOGC", "") // empty is Go's default, as the runtime reads it
 	if f := Start(0); f != nil {
 		f.Stop()
 		t.Fatal("a zero floor started")

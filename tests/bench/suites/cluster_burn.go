@@ -35,9 +35,6 @@ const defaultBurnRuns = "10000,100000"
 // VM) weighs on each member count alike; a row then gives the median and the range.
 const EnvBenchBurnRounds = "SLUICE_BENCH_BURN_ROUNDS"
 
-// burnMembers are the member counts of every burn-down size.
-var burnMembers = [...]int{1, 2, 3}
-
 // burnSlots reads EnvBenchBurnSlots.
 func burnSlots(list string) ([]int, error) {
 	if strings.TrimSpace(list) == "" {
@@ -81,11 +78,12 @@ type burnResult struct {
 // burns measures every slot count and size with 1, 2 and 3 members, rounds times, and
 // adds one row per slot count, size and member count.
 func (b *clusterBench) burns(ctx context.Context, slots, sizes []int, rounds int) error {
+	members := []int{1, 2, 3}
 	for _, perMember := range slots {
 		for _, runs := range sizes {
 			got := map[int][]burnResult{}
 			for round := range rounds {
-				for _, n := range burnMembers {
+				for _, n := range members {
 					if rounds > 1 {
 						b.env.Progress("burn-down round %d of %d", round+1, rounds)
 					}
@@ -97,7 +95,7 @@ func (b *clusterBench) burns(ctx context.Context, slots, sizes []int, rounds int
 				}
 			}
 			one := medianRate(got[1])
-			for _, n := range burnMembers {
+			for _, n := range members {
 				b.burnRow(n, perMember, runs, got[n], one)
 			}
 		}
