@@ -73,6 +73,10 @@ type burnResult struct {
 	// garbage collections per 1,000 runs: with many short runs, GC is a large share of a
 	// member's CPU.
 	allocKB, gcPerK float64
+	// walRecords and walBytes are what PostgreSQL wrote to its WAL per run: unlike the
+	// rates and CPU seconds they do not move with the machine's speed, so they show a
+	// change to the statements or indexes that the VM's noise would hide.
+	walRecords, walBytes float64
 }
 
 // burns measures every slot count and size with 1, 2 and 3 members, rounds times, and
@@ -123,7 +127,8 @@ func (b *clusterBench) burnRow(n, slots, runs int, rs []burnResult, oneMember fl
 	b.rows[row] = append(b.rows[row], versus)
 	b.rows[row] = append(b.rows[row], med.cpu.cells(runtime.NumCPU())...)
 	b.rows[row] = append(b.rows[row], fmt.Sprintf("%.1f", med.perClaim), fmt.Sprintf("%.1f", med.perFinish),
-		fmt.Sprintf("%.0f", med.allocKB), fmt.Sprintf("%.1f", med.gcPerK))
+		fmt.Sprintf("%.0f", med.allocKB), fmt.Sprintf("%.1f", med.gcPerK),
+		fmt.Sprintf("%.1f", med.walRecords), fmt.Sprintf("%.1f", med.walBytes/1024))
 }
 
 func byRate(a, b burnResult) int {
@@ -213,6 +218,10 @@ func (b *clusterBench) burnDown(ctx context.Context, n, slots, runs int) (burnRe
 	if _, err := db.conn.Exec(ctx, `UPDATE sluice_runs SET pool = 'burn' WHERE status = 'pending' AND name LIKE 'burn-%'`); err != nil {
 		return burnResult{}, fmt.Errorf("hand the runs to the burn pool: %w", err)
 	}
+	walBefore, err := readWAL(ctx, db)
+	if err != nil {
+		return burnResult{}, err
+	}
 	// Wake the members at once instead of at their next poll.
 	if _, err := db.conn.Exec(ctx, `SELECT pg_notify('sluice_work_`+clusterSchema+`', '')`); err != nil {
 		return burnResult{}, err
@@ -221,6 +230,12 @@ func (b *clusterBench) burnDown(ctx context.Context, n, slots, runs int) (burnRe
 		return burnResult{}, err
 	}
 	r := burnResult{cpu: cpuBetween(before, takeCPU(pids))}
+	walAfter, err := readWAL(ctx, db)
+	if err != nil {
+		return burnResult{}, err
+	}
+	r.walRecords = float64(walAfter.records-walBefore.records) / float64(runs)
+	r.walBytes = float64(walAfter.bytes-walBefore.bytes) / float64(runs)
 	after, err := readCounters(ctx, burners)
 	if err != nil {
 		return burnResult{}, err
@@ -240,6 +255,19 @@ func (b *clusterBench) burnDown(ctx context.Context, n, slots, runs int) (burnRe
 	r.perSec = float64(runs) / r.wall.Seconds()
 	b.env.Progress("burn-down with %d member(s), %d slots: %.0f runs/s", n, slots, r.perSec)
 	return r, nil
+}
+
+// walPosition is PostgreSQL's count of WAL records and bytes written since its statistics
+// were reset (pg_stat_wal, PostgreSQL 14 and later): the whole server's, so the burn-down
+// is the only writer while it is read.
+type walPosition struct{ records, bytes int64 }
+
+func readWAL(ctx context.Context, db *historyDB) (walPosition, error) {
+	var w walPosition
+	if err := db.conn.QueryRow(ctx, "SELECT wal_records, wal_bytes::bigint FROM pg_stat_wal").Scan(&w.records, &w.bytes); err != nil {
+		return w, fmt.Errorf("read pg_stat_wal (PostgreSQL 14 or later): %w", err)
+	}
+	return w, nil
 }
 
 // waitBurnt waits until no burn-down run is left pending or running, then checks every
