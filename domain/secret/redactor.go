@@ -22,6 +22,9 @@ type Redactor struct {
 	mu       sync.RWMutex
 	forms    map[string]struct{}
 	replacer *strings.Replacer // nil until a value is registered
+	// pieces recycles the collectors Redact hands the replacer: one passed as an
+	// io.Writer escapes, so a fresh one per line would be an allocation per line.
+	pieces sync.Pool
 }
 
 // NewRedactor returns an empty Redactor; it masks URL passwords from the start.
@@ -86,9 +89,58 @@ func (r *Redactor) Redact(s string) string {
 	rep := r.replacer
 	r.mu.RUnlock()
 	if rep != nil {
-		s = rep.Replace(s)
+		out, _ := r.pieces.Get().(*pieces)
+		if out == nil { // the pool is empty (or the zero Redactor's first line)
+			out = new(pieces)
+		}
+		_, _ = rep.WriteString(out, s) // pieces never fails
+		s = out.String()
+		out.reset()
+		r.pieces.Put(out)
 	}
 	return MaskUserinfo(s)
+}
+
+// pieces collects what a strings.Replacer writes, keeping the text it was given when that
+// comes back in one piece. A Replacer writes its input in a single call when nothing in it
+// matches, so a line without a secret (nearly every line) is returned without a copy,
+// where Replacer.Replace builds a new string for every line it is given.
+type pieces struct {
+	first string
+	n     int
+	b     strings.Builder
+}
+
+func (p *pieces) WriteString(s string) (int, error) {
+	p.n++
+	switch p.n {
+	case 1:
+		p.first = s
+	case 2:
+		p.b.Grow(len(p.first) + len(s) + len(Mask))
+		p.b.WriteString(p.first)
+		p.b.WriteString(s)
+	default:
+		p.b.WriteString(s)
+	}
+	return len(s), nil
+}
+
+// Write is WriteString for callers that hold bytes (io.Writer).
+func (p *pieces) Write(b []byte) (int, error) { return p.WriteString(string(b)) }
+
+// reset empties p for its next line. The string a second piece built stays with its
+// caller: a Builder's Reset lets go of its buffer rather than reusing it.
+func (p *pieces) reset() {
+	p.first, p.n = "", 0
+	p.b.Reset()
+}
+
+func (p *pieces) String() string {
+	if p.n <= 1 {
+		return p.first
+	}
+	return p.b.String()
 }
 
 // forms returns v and the encodings it may appear in, each at least MinLen bytes long.
