@@ -230,16 +230,21 @@ func (b *clusterBench) burnDown(ctx context.Context, n, slots, runs int) (burnRe
 		return burnResult{}, err
 	}
 	r := burnResult{cpu: cpuBetween(before, takeCPU(pids))}
+	after, err := readCounters(ctx, burners)
+	if err != nil {
+		return burnResult{}, err
+	}
+	// A backend adds its WAL records to pg_stat_wal at most once a second (an idle one
+	// within 10 s), and always when it exits: the members are stopped and their backends
+	// waited out before the records are read.
+	c.stop()
+	waitBackendsGone(ctx, db)
 	walAfter, err := readWAL(ctx, db)
 	if err != nil {
 		return burnResult{}, err
 	}
 	r.walRecords = float64(walAfter.records-walBefore.records) / float64(runs)
 	r.walBytes = float64(walAfter.bytes-walBefore.bytes) / float64(runs)
-	after, err := readCounters(ctx, burners)
-	if err != nil {
-		return burnResult{}, err
-	}
 	grew := after.since(counted)
 	if r.perClaim, r.perFinish, err = grew.perBatch(); err != nil {
 		return burnResult{}, err
@@ -257,18 +262,40 @@ func (b *clusterBench) burnDown(ctx context.Context, n, slots, runs int) (burnRe
 	return r, nil
 }
 
-// walPosition is PostgreSQL's count of WAL records and bytes written since its statistics
-// were reset (pg_stat_wal, PostgreSQL 14 and later): the whole server's, so the burn-down
-// is the only writer while it is read.
+// walPosition is where the server's WAL stands: the records its backends have reported
+// to pg_stat_wal (PostgreSQL 14 and later) and the bytes up to the insert position. Both
+// are the whole server's, so nothing but the burn-down may write while it is measured.
 type walPosition struct{ records, bytes int64 }
 
+// readWAL reads the WAL position, first making this connection report its own records
+// (the hand-over UPDATE's) where the server can (pg_stat_force_next_flush, PostgreSQL 15).
 func readWAL(ctx context.Context, db *historyDB) (walPosition, error) {
 	var w walPosition
-	if err := db.conn.QueryRow(ctx, "SELECT wal_records, wal_bytes::bigint FROM pg_stat_wal").Scan(&w.records, &w.bytes); err != nil {
+	_, _ = db.conn.Exec(ctx, "SELECT pg_stat_force_next_flush()")
+	if err := db.conn.QueryRow(ctx, `SELECT wal_records, pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0')::bigint
+FROM pg_stat_wal`).Scan(&w.records, &w.bytes); err != nil {
 		return w, fmt.Errorf("read pg_stat_wal (PostgreSQL 14 or later): %w", err)
 	}
 	return w, nil
 }
+
+// waitBackendsGone waits (up to backendsGoneWait) until no other client is connected to
+// the history's database, so every stopped member's backend has exited and reported its
+// WAL records. A client that stays (another session on the same database) only makes the
+// wait run out: its records may then be counted late or not at all.
+func waitBackendsGone(ctx context.Context, db *historyDB) {
+	deadline := time.Now().Add(backendsGoneWait)
+	for time.Now().Before(deadline) {
+		var others int
+		if err := db.conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'`).Scan(&others); err != nil || others == 0 {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+const backendsGoneWait = 15 * time.Second
 
 // waitBurnt waits until no burn-down run is left pending or running, then checks every
 // one completed. It looks twice a second, through the status index: a count over every
