@@ -131,6 +131,9 @@ func (s *runsService) Shards(context.Context, runs.Principal, string, string, in
 	return runs.ShardPage{Shards: []runs.ShardRecord{}}, nil
 }
 
+// Follow accepts every follower: the log stream is what these tests read.
+func (s *runsService) Follow(context.Context, runs.Principal, string) error { return nil }
+
 func (s *runsService) Logs(_ context.Context, _ runs.Principal, id string, after int64, limit int) (runs.LogPage, error) {
 	if id == "r-new" && len(s.script) > 0 {
 		return s.advance(after), nil

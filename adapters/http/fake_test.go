@@ -66,6 +66,7 @@ type fakeRuns struct {
 	rollback func(runs.Principal, string, []byte) (runs.SubmitResult, error)
 	config   func(runs.Principal, string) (string, error)
 	logs     func(runs.Principal, string, int64, int) (runs.LogPage, error)
+	follow   func(runs.Principal, string) error
 	shards   func(runs.Principal, string, string, int) (runs.ShardPage, error)
 	audit    func(runs.Principal, int64, int) ([]runs.AuditEntry, error)
 
@@ -168,6 +169,14 @@ func (f *fakeRuns) Logs(_ context.Context, p runs.Principal, id string, after in
 		return f.logs(p, id, after, limit)
 	}
 	return runs.LogPage{Lines: []runs.LogLine{}, Next: after, Done: true}, nil
+}
+
+func (f *fakeRuns) Follow(_ context.Context, p runs.Principal, id string) error {
+	f.record("follow", p)
+	if f.follow != nil {
+		return f.follow(p, id)
+	}
+	return nil
 }
 
 func (f *fakeRuns) Shards(_ context.Context, p runs.Principal, id, cursor string, limit int) (runs.ShardPage, error) {

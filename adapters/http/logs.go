@@ -101,6 +101,14 @@ func (s *server) logs(c *gin.Context) {
 		changed, stop = s.deps.RunChanges.Follow(id)
 		defer stop()
 	}
+	if follow {
+		// After subscribing, before the first read: the run's end, on whichever member,
+		// then either comes before that read or wakes the subscription.
+		if err := s.deps.Runs.Follow(c.Request.Context(), p, id); err != nil {
+			s.fail(c, err)
+			return
+		}
+	}
 	page, err := s.deps.Runs.Logs(c.Request.Context(), p, id, after, int(limit))
 	if err != nil {
 		s.fail(c, err)

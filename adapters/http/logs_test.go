@@ -123,6 +123,27 @@ func TestLogsFollowStreamsUntilTerminal(t *testing.T) {
 	}
 	require.Equal(t, event{name: "end", data: `{"run_id":"r-1","status":"completed"}`}, evs[3])
 	require.Equal(t, []int64{0, 1, 2, 3}, g.afters, "each poll continues after the last line sent")
+	e.runs.mu.Lock()
+	require.Equal(t, []string{"follow", "logs"}, e.runs.calls[:2], "the follower is announced before the first read")
+	e.runs.mu.Unlock()
+}
+
+// A follower the service refuses (a run of another tenant, a history that does not
+// answer) gets the error as a plain answer: nothing is streamed.
+func TestLogsFollowRefusedBeforeAnyRead(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.runs.follow = func(runs.Principal, string) error { return errNotFound() }
+	rec := e.do(t, http.MethodGet, "/v1/runs/r-x/logs?follow=1", viewerToken, nil)
+	require.Equal(t, http.StatusNotFound, rec.Code)
+	e.runs.mu.Lock()
+	require.Equal(t, []string{"follow"}, e.runs.calls)
+	e.runs.mu.Unlock()
+	rec = e.do(t, http.MethodGet, "/v1/runs/r-x/logs", viewerToken, nil)
+	require.Equal(t, http.StatusOK, rec.Code, "a page without follow announces nothing")
+	e.runs.mu.Lock()
+	require.Equal(t, []string{"follow", "logs"}, e.runs.calls)
+	e.runs.mu.Unlock()
 }
 
 func TestLogsFollowResumesFromLastEventID(t *testing.T) {

@@ -25,6 +25,9 @@ type RunService interface {
 	// Config returns the stored config, already redacted.
 	Config(ctx context.Context, p runs.Principal, id string) (string, error)
 	Logs(ctx context.Context, p runs.Principal, id string, after int64, limit int) (runs.LogPage, error)
+	// Follow announces a follower of the run's log, so the run's end is notified to every
+	// member (runs.Service.Follow).
+	Follow(ctx context.Context, p runs.Principal, id string) error
 	// Shards returns a page of a run's shards; cursor is the previous page's NextCursor.
 	Shards(ctx context.Context, p runs.Principal, id, cursor string, limit int) (runs.ShardPage, error)
 	Audit(ctx context.Context, p runs.Principal, after int64, limit int) ([]runs.AuditEntry, error)

@@ -82,22 +82,30 @@ func (w *workNotifies) count() int {
 	return w.sent
 }
 
-func TestPostgresNotifiesWorkAndCancels(t *testing.T) {
-	t.Parallel()
+// openCountingWork opens a migrated PostgreSQL store whose work notifications are counted.
+func openCountingWork(t *testing.T) (*store.Store, string, *workNotifies) {
+	t.Helper()
 	ctx := context.Background()
 	url := testdb.Postgres(t)
 	sent := &workNotifies{more: make(chan struct{}, 1000)}
 	s, err := store.Open(ctx, url, store.Options{QueryHook: hookFunc(sent.hook)})
 	require.NoError(t, err)
-	defer s.Close()
+	t.Cleanup(func() { _ = s.Close() })
 	require.NoError(t, s.Migrate(ctx))
+	return s, url, sent
+}
+
+func TestPostgresNotifiesWorkAndCancels(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, url, sent := openCountingWork(t)
 	require.Contains(t, s.WorkChannel(), s.Schema(), "channels are derived from the schema")
 	require.NotEqual(t, s.WorkChannel(), s.CancelChannel())
 
 	work := listen(t, url, s.WorkChannel())
 	cancels := listen(t, url, s.CancelChannel())
 	r := newRun("p")
-	_, err = s.Create(ctx, r, nil)
+	_, err := s.Create(ctx, r, nil)
 	require.NoError(t, err)
 	payload, ok := next(t, work)
 	require.True(t, ok, "a new pending run wakes the claimers")
@@ -163,4 +171,86 @@ func TestPollOnlySendsNoNotifications(t *testing.T) {
 	_, err = hooked.Create(ctx, newRun("p"), nil)
 	require.NoError(t, err)
 	require.Zero(t, notifies)
+}
+
+// The end of a run is announced on the done channel only when a client follows the run
+// (MarkFollowed): PostgreSQL lets one notifying transaction commit at a time, server-wide,
+// and a cluster burning through runs nobody watched paid that lock with every finish.
+// Every terminal path is tried unfollowed (a finish alone, a batch, a cancel while
+// pending) before a followed run ends: its notification must be the first heard.
+func TestPostgresAnnouncesTheEndOfFollowedRunsOnly(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url := testdb.Postgres(t)
+	var mu sync.Mutex
+	var doneSent int
+	s, err := store.Open(ctx, url, store.Options{QueryHook: hookFunc(func(q string) {
+		if strings.HasPrefix(q, "SELECT pg_notify") && strings.Contains(q, "sluice_done_") {
+			mu.Lock()
+			doneSent++
+			mu.Unlock()
+		}
+	})})
+	require.NoError(t, err)
+	defer s.Close()
+	require.NoError(t, s.Migrate(ctx))
+	done := listen(t, url, s.DoneChannel())
+	owner := cluster.Owner{InstanceID: "m"}
+	claim := func(n int, follow bool) []cluster.Claimed {
+		for range n {
+			r := newRun("p")
+			_, err := s.Create(ctx, r, nil)
+			require.NoError(t, err)
+			if follow {
+				require.NoError(t, s.MarkFollowed(ctx, r.ID))
+			}
+		}
+		got, err := s.Claim(ctx, owner, []string{"default"}, n, time.Minute)
+		require.NoError(t, err)
+		require.Len(t, got, n)
+		return got
+	}
+	ref := func(c cluster.Claimed) cluster.Ref { return cluster.Ref{ID: c.ID, Epoch: c.Epoch} }
+
+	alone := claim(1, false)[0]
+	require.NoError(t, s.Finish(ctx, owner.InstanceID, ref(alone), cluster.Outcome{Status: "completed"}, nil))
+	batch := claim(2, false)
+	for _, err := range s.FinishBatch(ctx, owner.InstanceID, []cluster.Finishing{
+		{Ref: ref(batch[0]), Outcome: cluster.Outcome{Status: "completed", Name: "p"}},
+		{Ref: ref(batch[1]), Outcome: cluster.Outcome{Status: "failed", Name: "p", ErrorCode: "pipeline_error"}},
+	}, nil) {
+		require.NoError(t, err)
+	}
+	pending := newRun("p")
+	_, err = s.Create(ctx, pending, nil)
+	require.NoError(t, err)
+	_, ok, err := s.CancelQueued(ctx, pending.ID, nil)
+	require.NoError(t, err)
+	require.True(t, ok)
+	mu.Lock()
+	require.Zero(t, doneSent, "no client followed those runs")
+	mu.Unlock()
+
+	followed := claim(1, true)[0]
+	require.NoError(t, s.Finish(ctx, owner.InstanceID, ref(followed), cluster.Outcome{Status: "completed"}, nil))
+	payload, ok := next(t, done)
+	require.True(t, ok, "the end of a followed run is announced")
+	require.Equal(t, followed.ID, payload, "the first announcement is the followed run's: none went out for the others")
+}
+
+// Marking a pending run followed holds its row lock for a moment, and a claim passes a
+// locked row by (SKIP LOCKED) without looking again before its next poll: the mark wakes
+// the claimers once it commits, so a run followed at once after its submission (`runs
+// submit --wait`) is not left waiting a poll interval.
+func TestPostgresMarkingAPendingRunFollowedWakesTheClaimers(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, _, sent := openCountingWork(t)
+	r := newRun("p")
+	_, err := s.Create(ctx, r, nil)
+	require.NoError(t, err)
+	sent.await(t, 1)
+	before := sent.count()
+	require.NoError(t, s.MarkFollowed(ctx, r.ID))
+	sent.await(t, before+1) // in the mark's transaction, or trailing after its commit
 }

@@ -40,7 +40,7 @@ func TestGenericPlansOfTheHotStatements(t *testing.T) {
 SELECT 'r' || lpad(g::text, 6, '0'), 'p', '', 'default', CASE WHEN g <= 20000 THEN 'completed' ELSE 'pending' END,
   '{}', 'api', NULL, '2026-01-01', 0, FALSE, 0, 1, 3, '[]', CASE WHEN g <= 20000 THEN 'm' END, NULL,
   1, NULL, FALSE, 0, 'x', FALSE, NULL, NULL, 0, 0, 0, 0, 0, 0, 0, NULL, NULL, 0, 0, FALSE,
-  g, g, g, CASE WHEN g <= 20000 THEN g END, NULL, 0, NULL
+  g, g, g, CASE WHEN g <= 20000 THEN g END, NULL, 0, NULL, FALSE
 FROM generate_series(1, 22000) g`)
 	require.NoError(t, err)
 	_, err = s.db.ExecContext(ctx, "ANALYZE sluice_runs")

@@ -19,7 +19,7 @@ var runColumns = []string{
 	"config_sealed", "callback", "template_id", "template_version", "shard_count",
 	"rows_read", "rows_written", "pages", "bytes", "elapsed_ms", "error_code", "error_message",
 	"log_lines", "log_bytes", "log_truncated", "created_at", "claimed_at", "started_at", "finished_at",
-	"retry", "not_before", "traceparent",
+	"retry", "not_before", "traceparent", "followed",
 }
 
 // runCols is runColumns as a select list, optionally qualified by a table alias.
@@ -76,6 +76,7 @@ type runRow struct {
 	Retry           string `bun:"retry"`
 	NotBefore       int64  `bun:"not_before"`
 	Traceparent     string `bun:"traceparent"`
+	Followed        bool   `bun:"followed"`
 }
 
 // attemptJSON is one element of the attempts column: times in Unix milliseconds.
@@ -107,7 +108,7 @@ func (r *runRow) record() (*runs.Record, error) {
 		ErrorCode: r.ErrorCode, ErrorMessage: r.ErrorMessage, LogLines: r.LogLines,
 		LogBytes: r.LogBytes, LogTruncated: r.LogTruncated, CreatedAt: fromMS(r.CreatedAt), ClaimedAt: fromMS(r.ClaimedAt),
 		StartedAt: fromMS(r.StartedAt), FinishedAt: fromMS(r.FinishedAt), NotBefore: fromMS(r.NotBefore),
-		Traceparent: r.Traceparent,
+		Traceparent: r.Traceparent, Followed: r.Followed,
 	}
 	retry, err := decodeRetry(r.ID, r.Retry)
 	if err != nil {

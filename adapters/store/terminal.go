@@ -62,7 +62,12 @@ VALUES (?, ?, ?, 0, {now}, {now})`), rec.ID, url, string(payload)).Exec(ctx); er
 			}
 		}
 	}
-	// Followers of the run's log on other members end their streams at once.
+	// Followers of the run's log on other members end their streams at once. Only a run
+	// someone follows is announced: a NOTIFY serializes the commits of every notifying
+	// transaction on the server (migration 0027).
+	if !rec.Followed {
+		return nil
+	}
 	return s.notifyDone(ctx, tx, rec.ID)
 }
 

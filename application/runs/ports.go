@@ -61,6 +61,12 @@ type Store interface {
 	Shards(ctx context.Context, id string, after, limit int) ([]ShardRecord, error)
 	// Logs returns up to limit lines with seq > after.
 	Logs(ctx context.Context, id string, after int64, limit int) ([]LogLine, error)
+	// MarkFollowed sets Record.Followed of a run that has not ended, so that its terminal
+	// transition is announced to the followers on every member; a run that ended, or
+	// none of that id, is left as it is without error. A finish in progress is either
+	// before the mark (the follower's next read sees the end) or after it (the finish
+	// announces).
+	MarkFollowed(ctx context.Context, id string) error
 	// Audit appends an audit entry.
 	Audit(ctx context.Context, e AuditEntry) error
 	ListAudit(ctx context.Context, after int64, limit int) ([]AuditEntry, error)

@@ -186,6 +186,29 @@ func (s *Service) Logs(ctx context.Context, p Principal, id string, after int64,
 	return page, nil
 }
 
+// Follow announces that p follows the log of run id (GET /v1/runs/{id}/logs?follow=1):
+// the run's end is then notified to every cluster member, so a stream followed on one
+// member ends as soon as the run ends on another. Runs nobody follows end without a
+// notification (each one serializes commits on PostgreSQL). The caller subscribes to
+// Watch before and reads the log after, so neither the end of the run nor its
+// notification can fall between the two. A run that ended needs no mark.
+func (s *Service) Follow(ctx context.Context, p Principal, id string) error {
+	if err := canRead(p); err != nil {
+		return err
+	}
+	rec, err := s.lookup(ctx, p, id)
+	if err != nil {
+		return err
+	}
+	if rec.Followed || run.Status(rec.Status).Terminal() {
+		return nil
+	}
+	_, err = bounded(ctx, s.cfg.QueryTimeout, func(ctx context.Context) (struct{}, error) {
+		return struct{}{}, s.deps.Store.MarkFollowed(ctx, id)
+	})
+	return err
+}
+
 // Shards returns one page of a run's shards by index (SPEC §2.3): limit 0 means
 // DefaultListLimit; cursor is the NextCursor of the previous page ("" for the first).
 func (s *Service) Shards(ctx context.Context, p Principal, id, cursor string, limit int) (ShardPage, error) {

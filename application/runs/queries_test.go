@@ -185,6 +185,28 @@ func TestLogs(t *testing.T) {
 	require.ErrorIs(t, err, runs.ErrInvalidRequest)
 }
 
+// Follow marks the run for the history (its end is then announced to every member), only
+// for a principal that may read it, and only while the run has not ended.
+func TestFollowMarksAVisibleRunThatHasNotEnded(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	ctx := context.Background()
+	seed(h, 3, func(i int) string { return []string{"acme", "globex", "acme"}[i] })
+
+	require.ErrorIs(t, h.svc.Follow(ctx, acme, "r01"), run.ErrNotFound, "another tenant's run is not found")
+	require.ErrorIs(t, h.svc.Follow(ctx, runs.Principal{Name: "nobody"}, "r00"), runs.ErrForbidden)
+	require.ErrorIs(t, h.svc.Follow(ctx, viewer, "nope"), run.ErrNotFound)
+	require.False(t, h.store.get("r01").Followed)
+	require.False(t, h.store.get("r00").Followed)
+
+	require.NoError(t, h.svc.Follow(ctx, acme, "r00"))
+	require.True(t, h.store.get("r00").Followed)
+
+	h.store.setStatus("r02", run.Completed)
+	require.NoError(t, h.svc.Follow(ctx, viewer, "r02"), "following a run that ended is no error")
+	require.False(t, h.store.get("r02").Followed, "its end needs no announcement")
+}
+
 func TestAuditIsAdminOnlyAndRedacted(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)

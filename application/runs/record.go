@@ -59,6 +59,10 @@ type Record struct {
 	// Traceparent is the W3C traceparent of the submission's span (SPEC §14.6): the
 	// member that executes the run starts its spans under it; "" when untraced.
 	Traceparent string
+	// Followed is true once a client follows the run's log (Service.Follow): its terminal
+	// transition then tells the followers on every cluster member at once. Set by the
+	// history only (Store.MarkFollowed); Create ignores it.
+	Followed bool
 	// Shards counts the shards of a run that was split, by status (SPEC §2.9); nil for a
 	// run that never was. While the run is sharded its Stats are the sums over its shards.
 	Shards       *ShardSummary

@@ -118,6 +118,14 @@ func (s *service) Shards(context.Context, runs.Principal, string, string, int) (
 	return runs.ShardPage{Shards: []runs.ShardRecord{}}, nil
 }
 
+// Follow answers a missing run as Logs does.
+func (s *service) Follow(_ context.Context, _ runs.Principal, id string) error {
+	if id == "missing" {
+		return run.ErrNotFound
+	}
+	return nil
+}
+
 func (s *service) Logs(_ context.Context, _ runs.Principal, id string, after int64, limit int) (runs.LogPage, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

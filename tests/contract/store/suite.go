@@ -58,6 +58,7 @@ func Run(t *testing.T, h Harness) {
 		{"checks", checkCases()},
 		{"windows", windowCases()},
 		{"signouts", signoutCases()},
+		{"follows", followCases()},
 	}
 	for _, g := range groups {
 		if len(h.Groups) > 0 && !slices.Contains(h.Groups, g.name) {

@@ -1,0 +1,12 @@
+-- Who hears the end of a run (SPEC §14.9). Every terminal transition used to NOTIFY the
+-- done channel so that a log stream followed on another member ends at once. A NOTIFY is
+-- not free: PostgreSQL lets one notifying transaction commit at a time (it holds a
+-- server-wide lock from the queue insert to the end of the commit, WAL flush included),
+-- and wakes every listening backend for every notification. In a cluster burning through
+-- short runs, that serialized the members' finish commits on one lock for runs nobody was
+-- watching. `followed` is set when a client starts following a run's log (and only on a
+-- run not yet ended); a terminal transition notifies only a followed run. The follower
+-- marks the row before it reads the run, and the mark waits on the row lock of a finish in
+-- progress, so either the finish sees the mark or the follower's read sees the end.
+-- Adding a column with a constant default rewrites nothing (PostgreSQL 11+).
+ALTER TABLE sluice_runs ADD COLUMN followed BOOLEAN NOT NULL DEFAULT FALSE;
