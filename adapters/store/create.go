@@ -146,7 +146,7 @@ func (s *Store) createInTx(ctx context.Context, tx bun.Tx, rec *runs.Record, ide
 		}
 		if err := tx.NewRaw(`SELECT COALESCE(SUM(CASE WHEN status = 'queued' THEN 1 ELSE 0 END), 0) AS queued,
   COALESCE(SUM(CASE WHEN status = 'queued' THEN 0 ELSE 1 END), 0) AS active
-FROM sluice_runs WHERE tenant = ? AND name = ? AND status IN ('queued', 'pending', 'running', 'sharded')`,
+FROM sluice_runs WHERE tenant = ? AND name = ? AND status IN `+activeStatuses,
 			rec.Tenant, rec.Name).Scan(ctx, &load); err != nil {
 			return runs.CreateResult{}, err
 		}
