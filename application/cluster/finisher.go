@@ -107,13 +107,17 @@ func (g *finishGroup) commit(batch []*finishReq) {
 		items[i] = r.f
 	}
 	errs, panicked := g.write(items)
-	g.ev.finishBatch(len(batch))
-	g.metrics.RunsPerFinish(len(batch))
 	if panicked != nil && len(batch) > 1 {
 		for _, r := range batch {
 			g.commit([]*finishReq{r})
 		}
 		return
+	}
+	// Only a transaction that committed is counted: a batch that panicked was rolled back,
+	// and its runs are counted once, in the transactions that end them after all.
+	if panicked == nil {
+		g.ev.finishBatch(len(batch))
+		g.metrics.RunsPerFinish(len(batch))
 	}
 	for i, r := range batch {
 		if panicked != nil {

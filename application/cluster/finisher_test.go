@@ -142,6 +142,21 @@ func TestMemberGroupedFinishPanicFailsOnlyItsRun(t *testing.T) {
 			require.Equal(t, "completed", status(t, gr.h, c.ID))
 		}
 	}
+	// The rolled-back batch is not a finish transaction: each run is counted once, in the
+	// transaction that ended it (alone, after the batch panicked).
+	m := gr.hs.metrics
+	require.Eventually(t, func() bool {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		return len(m.finished) == groupedRuns
+	}, waitFor, tick)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	total := 0
+	for _, n := range m.perFinish {
+		total += n
+	}
+	require.Equal(t, groupedRuns, total, "runs per finish transaction %v", m.perFinish)
 }
 
 // With two finish transactions, a burst queued behind a busy one gets the second at once
