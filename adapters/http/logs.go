@@ -96,12 +96,12 @@ func (s *server) logs(c *gin.Context) {
 	// A follower subscribes before its first read, so a change committed between the
 	// read and its wait still wakes it.
 	var changed <-chan struct{}
-	if follow && s.deps.RunChanges != nil {
-		var stop func()
-		changed, stop = s.deps.RunChanges.Follow(id)
-		defer stop()
-	}
 	if follow {
+		if s.deps.RunChanges != nil {
+			var stop func()
+			changed, stop = s.deps.RunChanges.Follow(id)
+			defer stop()
+		}
 		// After subscribing, before the first read: the run's end, on whichever member,
 		// then either comes before that read or wakes the subscription.
 		if err := s.deps.Runs.Follow(c.Request.Context(), p, id); err != nil {

@@ -107,23 +107,21 @@ func (g *finishGroup) commit(batch []*finishReq) {
 		items[i] = r.f
 	}
 	errs, panicked := g.write(items)
-	if panicked != nil && len(batch) > 1 {
+	// Only a transaction that committed is counted: a batch that panicked was rolled back,
+	// and its runs are counted once, in the transactions that end them after all.
+	switch {
+	case panicked != nil && len(batch) > 1:
 		for _, r := range batch {
 			g.commit([]*finishReq{r})
 		}
 		return
+	case panicked != nil:
+		batch[0].done <- finishAnswer{panicked: panicked}
+		return
 	}
-	// Only a transaction that committed is counted: a batch that panicked was rolled back,
-	// and its runs are counted once, in the transactions that end them after all.
-	if panicked == nil {
-		g.ev.finishBatch(len(batch))
-		g.metrics.RunsPerFinish(len(batch))
-	}
+	g.ev.finishBatch(len(batch))
+	g.metrics.RunsPerFinish(len(batch))
 	for i, r := range batch {
-		if panicked != nil {
-			r.done <- finishAnswer{panicked: panicked}
-			continue
-		}
 		r.done <- finishAnswer{err: errs[i]}
 	}
 }
