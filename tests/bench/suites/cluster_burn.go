@@ -82,12 +82,11 @@ type burnResult struct {
 // burns measures every slot count and size with 1, 2 and 3 members, rounds times, and
 // adds one row per slot count, size and member count.
 func (b *clusterBench) burns(ctx context.Context, slots, sizes []int, rounds int) error {
-	members := []int{1, 2, 3}
 	for _, perMember := range slots {
 		for _, runs := range sizes {
 			got := map[int][]burnResult{}
 			for round := range rounds {
-				for _, n := range members {
+				for _, n := range burnOrder(round) {
 					if rounds > 1 {
 						b.env.Progress("burn-down round %d of %d", round+1, rounds)
 					}
@@ -99,12 +98,25 @@ func (b *clusterBench) burns(ctx context.Context, slots, sizes []int, rounds int
 				}
 			}
 			one := medianRate(got[1])
-			for _, n := range members {
+			for n := 1; n <= burnMaxMembers; n++ {
 				b.burnRow(n, perMember, runs, got[n], one)
 			}
 		}
 	}
 	return nil
+}
+
+// burnMaxMembers is the most members a burn-down has: every size is measured with 1 to it.
+const burnMaxMembers = 3
+
+// burnOrder is the order of the member counts in a round: each round starts with the
+// next one, so no count is always first or last of a round while the machine drifts.
+func burnOrder(round int) []int {
+	out := make([]int, burnMaxMembers)
+	for i := range out {
+		out[i] = (i+round)%burnMaxMembers + 1
+	}
+	return out
 }
 
 // burnRow adds the row of n members: the median burn-down (its CPU and batches), the
@@ -210,6 +222,13 @@ func (b *clusterBench) burnDown(ctx context.Context, n, slots, runs int) (burnRe
 	for i, m := range burners {
 		pids[i] = m.cmd.Process.Pid
 	}
+	// The submissions wrote hundreds of MB of WAL, and PostgreSQL starts a checkpoint per
+	// max_wal_size of it: one would land at a random point of some burn-downs (its writes,
+	// and every page's first change after it logged whole) and not of others.
+	// Checkpointing first puts the next one at the same point of every burn-down.
+	if err := checkpoint(ctx, db); err != nil {
+		return burnResult{}, err
+	}
 	counted, err := readCounters(ctx, burners)
 	if err != nil {
 		return burnResult{}, err
@@ -260,6 +279,14 @@ func (b *clusterBench) burnDown(ctx context.Context, n, slots, runs int) (burnRe
 	r.perSec = float64(runs) / r.wall.Seconds()
 	b.env.Progress("burn-down with %d member(s), %d slots: %.0f runs/s", n, slots, r.perSec)
 	return r, nil
+}
+
+// checkpoint runs a CHECKPOINT, which needs a superuser or pg_checkpoint (PostgreSQL 15).
+func checkpoint(ctx context.Context, db *historyDB) error {
+	if _, err := db.conn.Exec(ctx, "CHECKPOINT"); err != nil {
+		return fmt.Errorf("CHECKPOINT before the burn-down (the bench's role needs superuser or pg_checkpoint): %w", err)
+	}
+	return nil
 }
 
 // walPosition is where the server's WAL stands: the records its backends have reported

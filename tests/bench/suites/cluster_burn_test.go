@@ -1,6 +1,9 @@
 package suites
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 func TestBurnMedians(t *testing.T) {
 	rate := func(v ...float64) []burnResult {
@@ -27,5 +30,14 @@ func TestBurnMedians(t *testing.T) {
 				t.Fatalf("medianBurn = %+v, want the burn-down of %v runs/s", got, tc.row)
 			}
 		})
+	}
+}
+
+func TestBurnOrderRotates(t *testing.T) {
+	want := [][]int{{1, 2, 3}, {2, 3, 1}, {3, 1, 2}, {1, 2, 3}}
+	for round, w := range want {
+		if got := burnOrder(round); !slices.Equal(got, w) {
+			t.Fatalf("round %d: burnOrder = %v, want %v", round, got, w)
+		}
 	}
 }
